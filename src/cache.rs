@@ -7,12 +7,20 @@ use std::sync::OnceLock;
 
 /// What a recorded result depends on besides its input files: the external tools' versions and
 /// this executable (for results computed by weft's own code).
+///
+/// Each tool's entry is the first non-empty line of its version output, or `<tool> not found`.
 pub struct Fingerprints {
+    /// `verilator --version`.
     pub verilator: String,
+    /// `yosys -V`.
     pub yosys: String,
+    /// `iverilog -V`.
     pub iverilog: String,
+    /// `fusesoc --version`.
     pub fusesoc: String,
+    /// Tcl's `info patchlevel`, as `tclsh` prints it.
     pub tclsh: String,
+    /// FNV-1a hash of this executable's bytes (`unknown <pid>` when it cannot be read).
     pub executable: String,
 }
 

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+/// Everything a weft command or library call can fail with. It displays as its message alone;
+/// [`Error::context`] puts the file, key or step in front.
 #[derive(Debug)]
 pub enum Error {
     /// A system description, kernel source, option or data file that cannot be used; the message

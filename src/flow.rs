@@ -16,8 +16,12 @@ use crate::cache::{cache_dir, fingerprints, stage_key, verilog_hash};
 /// A failure in the flow, naming the module and the stage.
 #[derive(Debug)]
 pub struct FlowError {
+    /// The module being generated or checked.
     pub module: String,
+    /// The stage: `generate`, `find Verilog`, `built-in testbench`, `verilator lint`,
+    /// `yosys synthesis`, `icarus compile`, `place and route` or `write report`.
     pub stage: &'static str,
+    /// What the stage or its tool reported.
     pub message: String,
 }
 
@@ -90,8 +94,12 @@ pub fn select(selection: &str) -> Result<Vec<Shipped>, Error> {
 
 /// The outcome of checking one module.
 pub struct Checked {
+    /// The module's name.
     pub module: String,
+    /// The built-in testbench's one-line summary (empty when it did not run).
     pub testbench: String,
+    /// Yosys `synth_xilinx` figures: LUTs, flip-flops, DSPs, logic depth, LUT levels (all zero
+    /// when synthesis did not run).
     pub synth: SynthReport,
     /// Post-route timing, when the timing stage ran.
     pub timing: Option<TimingReport>,
@@ -104,9 +112,13 @@ pub struct Checked {
 /// Which stages to run (tests run one stage at a time).
 #[derive(Clone, Copy, Debug)]
 pub struct Stages {
+    /// The built-in testbench: the module's netlist in the built-in simulator against its model.
     pub testbench: bool,
+    /// Verilator `--lint-only -Wall`.
     pub lint: bool,
+    /// Yosys `synth_xilinx` (7-series) with logic depth and LUT levels.
     pub synth: bool,
+    /// Icarus Verilog compile (`-g2005 -Wall`).
     pub icarus: bool,
     /// Place and route on ECP5 for Fmax (slow: `weft check --timing` only).
     pub timing: bool,

@@ -3,7 +3,11 @@
 //! This crate is the command-line tool and a facade over the workspace: [`hdl`] (the language
 //! layer), [`ip`] (the blocks), [`sim`] (harnesses and models), [`system`] (the system generator:
 //! TOML in; node, simulation top, shell, constraints, core file out), and [`flow`] (generate and
-//! check).
+//! check). [`tools`] drives the outside tools (Verilator, Yosys, Icarus, nextpnr), [`run`] runs
+//! kernels and mesh applications (`weft sim`, `weft app`), [`bench`](mod@bench) measures the
+//! figures in `bench/*.json`, and [`cache`] keeps the check flow's records.
+
+#![warn(missing_docs)]
 
 pub use weft_hdl as hdl;
 pub use weft_ip as ip;

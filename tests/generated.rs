@@ -76,7 +76,7 @@ fn top_level_ports_follow_the_naming_contract() {
                 ["start", "count", "length", "dst", "tag", "seed", "done_in", "window", "received", "busy", "sent", "cycles", "expected", "clear", "packets", "errors", "bytes", "complete"];
             let selftest_ok = module.spec.family == "selftest" && selftest_ports.contains(&port);
             // The allreduce engine: its program and counters.
-            let allreduce_ok = module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b", "op", "host_dst"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
+            let allreduce_ok = module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b", "op", "timeout", "host_dst"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
             // A compiled application loop: start/busy, its memories' and globals' host ports and
             // its counters.
             let app_suffixes = ["_wr_en", "_wr_addr", "_wr_data", "_rd_addr", "_rd_data", "_value", "_result", "_elements", "_noops", "_hazards", "_bank_conflicts"];

@@ -41,8 +41,10 @@ module allreduce_w128(
     dst_b,
     host_dst,
     op,
+    timeout,
     contributions,
     mismatches,
+    timeouts,
     results
 );
     // clocks and resets
@@ -93,9 +95,11 @@ module allreduce_w128(
     input wire [21:0] dst_b;
     input wire [21:0] host_dst;
     input wire [1:0] op;
+    input wire [31:0] timeout;
     // outputs: status and counters
     output reg [31:0] contributions;
     output reg [31:0] mismatches;
+    output reg [31:0] timeouts;
     output reg [31:0] results;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -107,14 +111,17 @@ wire fwd_b;
 // payloads, each beat with its packet's length
 reg host_in_packet;
 wire host_head;
+wire join_take_sel;
 wire host_in_packet_and;
 reg a_in_packet;
 wire a_head;
+wire use_a_sel;
 reg b_in_packet;
 reg [13:0] b_length;
 wire b_head;
-wire b_in_packet_and;
 wire join_b_sel;
+wire b_in_packet_and;
+wire join_b_sel_2;
 wire join_b;
 // join: one beat of each input in use, into 4 lanes of (a op h) op b (12 cycles)
 wire [13:0] packet_length;
@@ -231,6 +238,25 @@ wire load_3;
 wire send_header_3;
 wire send_beat_3;
 wire free_and_3;
+// watchdog: an operation that makes no progress for `timeout` cycles is reported
+reg [15:0] outstanding;
+wire result_delivered;
+wire contributed;
+wire progress;
+reg [31:0] idle_cycles;
+reg timeout_reported;
+wire waiting;
+wire timed_out;
+reg error_pending;
+reg host_mid_packet;
+wire send_error;
+wire m_axis_host_tready_and;
+wire [119:0] host_dst_cat_3;
+wire [119:0] host_dst_or_2;
+wire [6:0] host_dst_cat_4;
+wire [127:0] error_header;
+wire host_out_fire;
+wire host_out_out_last_sel;
 wire [127:0] header_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [13:0] lengths_mem0 [0:15];
@@ -247,11 +273,14 @@ assign fwd_b = flags[4];
 
 // ---- payloads, each beat with its packet's length ----
 assign host_head = (~host_in_packet) & s_axis_host_tvalid;
+assign join_take_sel = host_in_packet ? join_take_and : 1'h1;
 assign host_in_packet_and = host_in_packet & s_axis_host_tvalid;
 assign a_head = (~a_in_packet) & s_axis_a_tvalid;
+assign use_a_sel = a_in_packet ? use_a_and : 1'h1;
 assign b_head = (~b_in_packet) & s_axis_b_tvalid;
+assign join_b_sel = b_in_packet ? join_b_sel_2 : 1'h1;
 assign b_in_packet_and = b_in_packet & s_axis_b_tvalid;
-assign join_b_sel = root ? (join_b & join_take & host_in_packet_and & a_in_packet_or) : result_all_took;
+assign join_b_sel_2 = root ? (join_b & join_take & host_in_packet_and & a_in_packet_or) : result_all_took;
 assign join_b = root & use_b;
 
 // ---- join: one beat of each input in use, into 4 lanes of (a op h) op b (12 cycles) ----
@@ -362,12 +391,35 @@ assign host_dst_cat_2 = {(^(host_dst_or & 120'hfffffffffffffffe00000000000000)),
 assign host_header = {(^({host_dst_cat_2, host_dst_or})), host_dst_cat_2, host_dst_or};
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
-assign free_3 = (~host_out_out_valid) | m_axis_host_tready;
+assign free_3 = (~host_out_out_valid) | m_axis_host_tready_and;
 assign head_now_3 = (~host_out_in_frame) & adders_m_axis_tvalid_and_4;
 assign load_3 = adders_m_axis_tvalid_and_4 & free_3;
 assign send_header_3 = load_3 & head_now_3;
 assign send_beat_3 = load_3 & (~head_now_3);
 assign free_and_3 = free_3 & host_out_in_frame;
+
+// ---- watchdog: an operation that makes no progress for `timeout` cycles is reported ----
+assign result_delivered = host_out_out_valid & m_axis_host_tready_and & host_out_out_last;
+assign contributed = host_head & (~(packet_length == 14'h0));
+assign progress = (s_axis_host_tvalid & join_take_sel) | (s_axis_a_tvalid & use_a_sel) | (s_axis_b_tvalid & join_b_sel) |
+    (a_out_out_valid & m_axis_a_tready) | (b_out_out_valid & m_axis_b_tready) |
+    (host_out_out_valid & m_axis_host_tready_and);
+assign waiting = (~(timeout == 32'h0)) & (~(outstanding == 16'h0)) & (~progress);
+assign timed_out = waiting & (~timeout_reported) & ((idle_cycles + 32'h1) == timeout);
+assign send_error = error_pending & (~host_mid_packet);
+assign m_axis_host_tready_and = m_axis_host_tready & (~send_error);
+assign host_dst_cat_3 = {98'h0, host_dst};
+assign host_dst_or_2 = ({98'h0, host_dst}) | ({host_dst_cat_3[97:0], 22'h0}) | 120'h2847c00000000000000;
+assign host_dst_cat_4 = {(^(host_dst_or_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(host_dst_or_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(host_dst_or_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(host_dst_or_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(host_dst_or_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(host_dst_or_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(host_dst_or_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign error_header = {(^({host_dst_cat_4, host_dst_or_2})), host_dst_cat_4, host_dst_or_2};
+assign host_out_fire = m_axis_host_tready & (send_error ? 1'h1 : host_out_out_valid);
+assign host_out_out_last_sel = send_error ? 1'h1 : host_out_out_last;
 assign header_sel = load ? (send_header ? header : (root ? combined_sel : combined)) : a_out_out_data;
 
 // ---- adders (allreduce_f32_x4) ----
@@ -387,7 +439,7 @@ allreduce_w128_allreduce_f32_x4 adders (
 always @(posedge clk) begin
     if (rst) host_in_packet <= 1'h0; else host_in_packet <= (host_in_packet & s_axis_host_tvalid & join_take_and & s_axis_host_tlast) ? 1'h0 : ((host_head & (~s_axis_host_tlast)) ? 1'h1 : host_in_packet);
     if (rst) a_in_packet <= 1'h0; else a_in_packet <= (a_in_packet & s_axis_a_tvalid & use_a_and & s_axis_a_tlast) ? 1'h0 : ((a_head & (~s_axis_a_tlast)) ? 1'h1 : a_in_packet);
-    if (rst) b_in_packet <= 1'h0; else b_in_packet <= (b_in_packet & s_axis_b_tvalid & join_b_sel & s_axis_b_tlast) ? 1'h0 : ((b_head & (~s_axis_b_tlast)) ? 1'h1 : b_in_packet);
+    if (rst) b_in_packet <= 1'h0; else b_in_packet <= (b_in_packet & s_axis_b_tvalid & join_b_sel_2 & s_axis_b_tlast) ? 1'h0 : ((b_head & (~s_axis_b_tlast)) ? 1'h1 : b_in_packet);
     if (rst) b_length <= 14'h0; else b_length <= b_head ? s_axis_b_tdata[57:44] : b_length;
     if (rst) contributions <= 32'h0; else contributions <= host_head ? (contributions + 32'h1) : contributions;
     if (rst) lengths_wr <= 5'h0; else lengths_wr <= (host_head_and & (~host_head_and_2)) ? (lengths_wr + 5'h1) : lengths_wr;
@@ -412,27 +464,33 @@ always @(posedge clk) begin
     if (rst) b_out_out_data <= 128'h0; else b_out_out_data <= load_2 ? (send_header_2 ? header_2 : combined_sel) : b_out_out_data;
     if (rst) b_out_out_last <= 1'h0; else b_out_out_last <= load_2 ? (send_header_2 ? 1'h0 : adders_m_axis_tlast_sel) : b_out_out_last;
     if (rst) host_out_in_frame <= 1'h0; else host_out_in_frame <= (send_beat_3 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_3 ? 1'h1 : host_out_in_frame);
-    if (rst) host_out_out_valid <= 1'h0; else host_out_out_valid <= load_3 ? 1'h1 : (m_axis_host_tready ? 1'h0 : host_out_out_valid);
+    if (rst) host_out_out_valid <= 1'h0; else host_out_out_valid <= load_3 ? 1'h1 : (m_axis_host_tready_and ? 1'h0 : host_out_out_valid);
     if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? host_header : combined_sel) : host_out_out_data;
     if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? (adders_m_axis_tlast ? sum_last_keep : 16'hffff) : s_axis_b_tkeep)) : host_out_out_keep;
     if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : adders_m_axis_tlast_sel) : host_out_out_last;
-    if (rst) results <= 32'h0; else results <= (host_out_out_valid & m_axis_host_tready & host_out_out_last) ? (results + 32'h1) : results;
+    if (rst) outstanding <= 16'h0; else outstanding <= (outstanding + ({15'h0, contributed})) - ({15'h0, result_delivered});
+    if (rst) idle_cycles <= 32'h0; else idle_cycles <= waiting ? (idle_cycles + 32'h1) : 32'h0;
+    if (rst) timeout_reported <= 1'h0; else timeout_reported <= progress ? 1'h0 : (timed_out ? 1'h1 : timeout_reported);
+    if (rst) timeouts <= 32'h0; else timeouts <= timed_out ? (timeouts + 32'h1) : timeouts;
+    if (rst) error_pending <= 1'h0; else error_pending <= timed_out ? 1'h1 : ((send_error & m_axis_host_tready) ? 1'h0 : error_pending);
+    if (rst) host_mid_packet <= 1'h0; else host_mid_packet <= host_out_fire ? (~host_out_out_last_sel) : host_mid_packet;
+    if (rst) results <= 32'h0; else results <= result_delivered ? (results + 32'h1) : results;
     if (host_head_and & (~host_head_and_2)) lengths_mem0[lengths_wr[3:0]] <= packet_length;
 end
 
-assign s_axis_host_tready = host_in_packet ? join_take_and : 1'h1;
-assign s_axis_a_tready = a_in_packet ? use_a_and : 1'h1;
-assign s_axis_b_tready = b_in_packet ? join_b_sel : 1'h1;
+assign s_axis_host_tready = join_take_sel;
+assign s_axis_a_tready = use_a_sel;
+assign s_axis_b_tready = join_b_sel;
 assign m_axis_a_tdata = a_out_out_data;
 assign m_axis_a_tlast = a_out_out_last;
 assign m_axis_a_tvalid = a_out_out_valid;
 assign m_axis_b_tdata = b_out_out_data;
 assign m_axis_b_tlast = b_out_out_last;
 assign m_axis_b_tvalid = b_out_out_valid;
-assign m_axis_host_tdata = host_out_out_data;
-assign m_axis_host_tkeep = host_out_out_keep;
-assign m_axis_host_tlast = host_out_out_last;
-assign m_axis_host_tvalid = host_out_out_valid;
+assign m_axis_host_tdata = send_error ? error_header : host_out_out_data;
+assign m_axis_host_tkeep = send_error ? 16'hffff : host_out_out_keep;
+assign m_axis_host_tlast = host_out_out_last_sel;
+assign m_axis_host_tvalid = send_error | host_out_out_valid;
 endmodule
 
 // Submodules of allreduce_w128, prefixed with its name so any set of weft files can be read together.

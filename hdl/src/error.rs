@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+/// Why a block, a kernel or a design could not be built, or why a testbench failed; the kind
+/// says which, the message (see [`Error::message`]) says what, naming the parameter or part.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
     /// A parameter outside what a block supports; the message names it and the allowed range.

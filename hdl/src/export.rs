@@ -20,6 +20,9 @@ pub struct ModuleSpec {
     pub hidden_ports: Vec<String>,
 }
 
+/// Why a module could not be exported: a module name that is not a plain Verilog identifier
+/// (`[A-Za-z][A-Za-z0-9_]*`), a hidden port the netlist does not have, or a build error of the
+/// design; the field is the message, prefixed with the module name where known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportError(pub String);
 

@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! weft-hdl: the language layer — word-level netlists with the typed handle, the built-in
 //! simulator and the Verilog writer; floating- and fixed-point operators; the pipeline builder
 //! and kernel language; the rust-hdl stream blocks and bridge; the testbench harness and Verilog

@@ -15,9 +15,11 @@ use rust_hdl::prelude::*;
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator started from `seed` (any value, 0 included).
     pub fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -42,8 +44,10 @@ impl Rng {
 
 /// A block under test in the built-in simulator, stepped one clock at a time.
 pub struct Bench<B: Block> {
+    /// The unit under test; set its inputs' `next` and read its outputs between steps.
     pub uut: B,
     clock: fn(&mut B) -> &mut Signal<In, Clock>,
+    /// Clock cycles stepped so far; a testbench may set it back to 0 once reset is released.
     pub cycle: u64,
 }
 
@@ -79,18 +83,22 @@ use crate::stream::{AxisMaster, AxisSlave, Beat};
 /// Random stimulus for a one-input, one-output stream block.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamStimulus {
+    /// Number of beats to send.
     pub beats: usize,
     /// Chance, in percent, that the source offers a beat in a cycle where it has none pending.
     pub valid_percent: u64,
     /// Chance, in percent, that the sink is ready in a cycle.
     pub ready_percent: u64,
+    /// Seed of the [`Rng`]; printed with every failure.
     pub seed: u64,
 }
 
 /// What a stream run measured.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StreamRun {
+    /// Clock cycles (output-side edges) the run took after reset.
     pub cycles: u64,
+    /// Output beats received and checked.
     pub beats: usize,
     /// Cycle (after reset) at which the first beat left the block.
     pub first_out: Option<u64>,
@@ -98,9 +106,13 @@ pub struct StreamRun {
 
 /// Port accessors for a block whose output stream differs in width from its input.
 pub struct TransformPorts<B, const WI: usize, const KI: usize, const WO: usize, const KO: usize> {
+    /// The block's clock.
     pub clk: fn(&mut B) -> &mut Signal<In, Clock>,
+    /// The block's synchronous active-high reset.
     pub rst: fn(&mut B) -> &mut Signal<In, Bit>,
+    /// The input stream (`WI`-bit `tdata`, `KI`-bit `tkeep`).
     pub input: fn(&mut B) -> &mut AxisSlave<WI, KI>,
+    /// The output stream (`WO`-bit `tdata`, `KO`-bit `tkeep`).
     pub output: fn(&mut B) -> &mut AxisMaster<WO, KO>,
 }
 

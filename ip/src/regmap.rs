@@ -120,7 +120,7 @@ pub fn kernel_dst_addr(p: usize) -> u32 {
 /// The kernel destination registers (RW, one per IntraNode port that has a kernel).
 pub const KERNEL_DST: u32 = 0x060;
 
-/// The allreduce engine's registers (`flags`, `dst_a`, `dst_b`, `op`, `type`).
+/// The allreduce engine's registers (`flags`, `dst_a`, `dst_b`, `op`, `type`, `timeout`).
 pub const ALLREDUCE: u32 = 0x0A0;
 
 /// The allreduce engine's program: its role flags (name and meaning, lowest bit first), its two
@@ -136,6 +136,14 @@ pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allre
         reg("allreduce_dst_b", ALLREDUCE + 8, 22, Source::Stored(0), "Allreduce: destination of forwarded results, header bits 21:0", dst()),
         reg("allreduce_op", ALLREDUCE + 12, 2, Source::Stored(0), "Allreduce: the operator, the same on every node: 0 sum, 1 minimum, 2 maximum (IEEE 754-2019), 3 reserved (sums)", vec![]),
         reg("allreduce_type", ALLREDUCE + 16, 2, Source::Constant(code), "Allreduce: the element type of the engine: 0 binary32, 1 binary64, 2 binary16, 3 bfloat16", vec![]),
+        reg(
+            "allreduce_timeout",
+            ALLREDUCE + 20,
+            32,
+            Source::Stored(0),
+            "Allreduce: cycles without progress after which an operation in flight is reported (counter allreduce_timeouts, an error packet to the host); 0: never",
+            vec![],
+        ),
     ]
 }
 

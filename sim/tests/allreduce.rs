@@ -89,3 +89,37 @@ fn every_element_type_and_operator_reduces_in_the_documented_order() {
         }
     }
 }
+
+/// A node whose host never contributes: with the watchdog off the others wait for ever; with it
+/// on, each host that took part gets the timeout packet and its `allreduce_timeouts` counter is
+/// one. A complete operation with the watchdog on reports nothing.
+#[test]
+fn an_operation_that_cannot_complete_is_reported_not_hung() {
+    let config = ring(ElementType::F32, [0, 1], 128);
+    let map = weft_sim::weft_ip::system::node::register_map(&config);
+    let timeouts = map.iter().find(|r| r.name.ends_with("allreduce_timeouts")).expect("a timeouts counter").addr;
+    let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
+    torus.reset();
+    torus.bring_up(20_000).unwrap();
+    torus.program_allreduce([0, 1], ReduceOp::Sum).unwrap();
+    let mut rng = Rng::new(31);
+    let mut v = bits(&vectors(&mut rng, 3, 40));
+    // The watchdog on, every node taking part: no report.
+    torus.set_allreduce_timeout(300).unwrap();
+    let want = reference(&config.router, &v, ElementType::F32, ReduceOp::Sum);
+    let run = torus.allreduce(0, 32, &v, &packet_sizes(4 * 40, 64), Some(3), 20_000).unwrap();
+    assert!(run.timed_out.is_empty() && run.results.iter().all(|r| *r == want), "a complete operation");
+    // Node 2's host sends nothing; the watchdog off: nothing ends the wait.
+    v[2].clear();
+    torus.set_allreduce_timeout(0).unwrap();
+    let hung = torus.allreduce(0, 32, &v, &packet_sizes(4 * 40, 64), None, 3_000);
+    assert!(matches!(hung, Err(weft_sim::Error::Stuck(_))), "without the watchdog: {hung:?}");
+    // Now the watchdog on: both hosts that took part are told within the timeout and a margin.
+    torus.set_allreduce_timeout(300).unwrap();
+    let run = torus.allreduce(0, 32, &v, &packet_sizes(4 * 40, 64), None, 2_000).unwrap();
+    assert_eq!(run.timed_out, [0, 1], "the hosts that took part are told");
+    for n in 0..2 {
+        assert_eq!(torus.axil_read(n, timeouts).unwrap().0, 1, "node {n} counts one timeout");
+    }
+    assert_eq!(torus.axil_read(2, timeouts).unwrap().0, 0, "node 2 had nothing in flight");
+}

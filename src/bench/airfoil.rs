@@ -38,11 +38,16 @@ pub const OP2_SECONDS: [(&str, f64); 3] = [("OP2 CUDA, one NVIDIA H100", 0.455),
 /// UltraRAM) and the 520N's Stratix 10 GX 2800 (229 Mb M20K), from the vendors' product tables.
 pub const BOARDS: [(&str, f64); 2] = [("Alveo U280 (XCVU37P)", 340.9e6 / 8.0), ("BittWare 520N (Stratix 10 GX 2800)", 229.0e6 / 8.0)];
 
+/// One parallel loop at one mesh and pipeline count (a row of `loops` in `bench/airfoil.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct LoopRow {
+    /// The loop's name in the application file.
     pub name: String,
+    /// Elements the loop runs over (the schedule's non-empty slots).
     pub elements: usize,
+    /// Slots of the loop's schedule: rows of P slots, one row a cycle.
     pub slots: usize,
+    /// Empty slots (`slots − elements`): hazards and partly filled rows.
     pub noops: usize,
     /// Runs per iteration.
     pub runs: usize,
@@ -52,40 +57,58 @@ pub struct LoopRow {
     pub seed_model: usize,
 }
 
+/// One mesh at one pipeline count (a row of `meshes` in `bench/airfoil.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct MeshRow {
+    /// The NACA0012 grid (I, J).
     pub grid: (usize, usize),
+    /// Cells of the mesh (3·I·J).
     pub cells: usize,
+    /// Pipelines per loop, P.
     pub pipelines: usize,
+    /// The program's loops.
     pub loops: Vec<LoopRow>,
     /// One iteration (the program with its repeat count 1): the compiler's model.
     pub iteration_cycles: usize,
     /// The same summed in seed 002's form.
     pub iteration_seed_model: usize,
-    /// The compiled hardware in the built-in simulator, when run.
+    /// One iteration's cycles on the compiled hardware in the built-in simulator; `None` on
+    /// meshes of more than 10,000 cells (not simulated).
     pub iteration_simulated: Option<usize>,
-    /// Every memory as compiled.
+    /// Every memory as compiled (width × depth, depths rounded up to powers of two), bytes.
     pub on_chip_bytes: u64,
 }
 
+/// Time of OP2's 1000 iterations on the largest mesh at one stated clock (a row of `projection`
+/// in `bench/airfoil.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Projection {
+    /// Pipelines per loop, P.
     pub pipelines: usize,
+    /// The stated clock, MHz (one of [`CLOCKS_MHZ`]; not a measured Fmax).
     pub clock_mhz: f64,
+    /// `1000 · iteration_cycles / clock`, seconds.
     pub seconds_1000_iterations: f64,
 }
 
+/// Everything `weft bench airfoil` measures; written to `bench/airfoil.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The arithmetic of the compiled hardware: `binary64`.
     pub precision: String,
+    /// One row per mesh and pipeline count.
     pub meshes: Vec<MeshRow>,
+    /// The largest mesh at each pipeline count and clock.
     pub projection: Vec<Projection>,
+    /// [`OP2_SECONDS`]: OP2's times for the same 1000 iterations, seconds.
     pub op2_seconds: Vec<(String, f64)>,
+    /// [`BOARDS`]: each board's on-chip memory, bytes.
     pub boards: Vec<(String, f64)>,
 }
 
-/// Runs the benchmark in binary64 (OP2's published precision) on `meshes` (NACA0012 grids) with
-/// each of `pipelines`.
+/// Runs the benchmark in binary64 (OP2's published precision) on each NACA0012 grid of `grids`
+/// with each of `pipeline_counts`; the projection is of the last grid. `log` hears one line per
+/// mesh and pipeline count. A mesh or program the compiler refuses is an error.
 pub fn run(grids: &[(usize, usize)], pipeline_counts: &[usize], log: &mut dyn FnMut(String)) -> Result<Report, Error> {
     let stages = Stages::balanced(FloatFormat::BINARY64);
     let mut meshes = vec![];

@@ -3,7 +3,7 @@
 //! models of the configured latency), beside the gather-then-broadcast baseline on the same
 //! fabric without the engine, and beside the torus's lower bound.
 //!
-//! Every run is checked: each node's result must equal [`reference`] bit for bit (random binary32
+//! Every run is checked: each node's result must equal [`reference()`] bit for bit (random binary32
 //! vectors, magnitudes 2^−4 … 2^4 with random signs, so the summation order shows).
 //!
 //! - **Time**: from the first contribution beat offered to the last result beat taken by the last
@@ -54,12 +54,18 @@ pub const PACKET_BYTES: usize = 256;
 /// The engine's ports: `a` (host side and partials), `b`.
 pub const PORTS: [usize; 2] = [0, 1];
 
+/// One vector length (a row of `points` in `bench/allreduce_<system>.json`), in fabric-clock
+/// cycles. Without the fabric-alone runs ([`Options::baseline`] false) the baselines are `None`
+/// and the bounds and `to_bound` 0.
 #[derive(Clone, Debug, Serialize)]
 pub struct Point {
+    /// Vector length, elements per node.
     pub elements: usize,
+    /// The in-network allreduce: first contribution beat offered to the last result beat taken.
     pub cycles: u64,
+    /// Gather-then-broadcast on the fabric without the engine, both phases.
     pub baseline_cycles: Option<u64>,
-    /// The endpoint ring on the same fabric.
+    /// The endpoint ring on the same fabric, all 2·(P − 1) steps.
     pub ring_cycles: Option<u64>,
     /// The vector's bytes over every inbound link at the measured payload rate, plus
     /// diameter × hop.
@@ -73,28 +79,43 @@ pub struct Point {
     pub to_bound: f64,
 }
 
+/// Everything `weft bench allreduce` measures on one system; written to
+/// `bench/allreduce_<system>.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The system's name.
     pub system: String,
+    /// Torus dimensions [X, Y, Z].
     pub dims: [usize; 3],
+    /// Fabric clock, MHz: converts the cycles to ns.
     pub fabric_mhz: f64,
+    /// Bytes per packet of the in-network runs (the option rounded down to a multiple of the
+    /// element's bytes, at most `max_packet_bytes`).
     pub packet_bytes: usize,
+    /// Bit error rate on every cable during the engine's runs.
     pub bit_error_rate: f64,
     /// Bits flipped on the cables during the engine's runs.
     pub flipped_bits: u64,
+    /// h: one hop at zero load, first header beat in to first out, the fastest of three, cycles
+    /// (0 without the fabric-alone runs).
     pub hop_cycles: u64,
-    /// Payload bytes a cycle one link carries, packets of `max_packet_bytes` streamed.
+    /// Payload bytes a cycle one link carries, packets of `max_packet_bytes` streamed (0 without
+    /// the fabric-alone runs).
     pub link_bytes_per_cycle: f64,
     /// Links into each node: two per dimension of two or more nodes.
     pub inbound_links: usize,
+    /// D: the torus diameter in hops, `Σ ⌊dim / 2⌋`.
     pub diameter: usize,
+    /// One point per vector length.
     pub points: Vec<Point>,
 }
 
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Vector lengths, elements per node (the command allows 1..=65536).
     pub lengths: Vec<usize>,
+    /// Bit error rate on every cable during the engine's runs (the command allows 0 ..= 1e-3).
     pub bit_error_rate: f64,
     /// A seed: random gaps in the hosts' streams and back-pressure on their results.
     pub pressure: Option<u64>,
@@ -125,7 +146,9 @@ fn traffic(injection: Injection) -> Traffic {
     Traffic { pattern: Pattern::UniformRandom, injection, min_bytes: 0, max_bytes: 0, valid_percent: 100, ready_percent: 100, seed: 1 }
 }
 
-/// Runs the allreduce of every length on `system` (its node given the engine on [`PORTS`]).
+/// Runs the allreduce of every length on `system` (its node given the engine on [`PORTS`]),
+/// generating and building the nodes in `work`; with [`Options::baseline`], also the fabric
+/// alone. A result that differs from [`reference()`] or a stuck run is an [`Error::Check`].
 pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let rc = system.node.router.clone();
     let nodes = rc.nodes();
@@ -244,6 +267,8 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     })
 }
 
+/// The report as a Markdown table: cycles and ns of each method, speed-ups over the baselines,
+/// and the bounds.
 pub fn table(r: &Report) -> String {
     let ns = |c: u64| c as f64 * 1000.0 / r.fabric_mhz;
     let mut t = format!(
@@ -274,6 +299,7 @@ pub fn table(r: &Report) -> String {
     t
 }
 
+/// SVG plot of cycles against vector length: in-network, both baselines and both bounds.
 pub fn plot(r: &Report) -> String {
     let pts = |f: &dyn Fn(&Point) -> Option<u64>| r.points.iter().filter_map(|p| f(p).map(|c| (p.elements as f64, c as f64))).collect();
     let series = vec![

@@ -54,11 +54,13 @@ pub const SEED_001: [(usize, f64); 21] = [
     (1048576, 9.86474e9),
     (2097152, 9.89317e9),
 ];
+/// Seed 001's b_eff on one 520N, B/s.
 pub const SEED_001_BEFF: f64 = 3.95057e9;
 /// Seed 001 on eight FPGAs, and its model for them (8 × 4.07 GB/s).
 pub const SEED_001_BEFF_8: f64 = 3.13237e10;
 /// The card's channel latency in seed 001's model.
 pub const CHANNEL_LATENCY_NS: f64 = 520.0;
+/// Runs of each loop; the one with the fewest cycles summed over the nodes counts.
 pub const REPETITIONS: usize = 2;
 
 /// Messages per loop: at least 64 KiB (and 2 … 2048 messages), so the cable latency is a small
@@ -67,9 +69,12 @@ fn loop_length(bytes: usize) -> usize {
     (65536 / bytes).clamp(2, 2048)
 }
 
+/// One message size L (a row of `sizes` in `bench/beff_<system>_<nodes>[_lockstep].json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Size {
+    /// Message size L, bytes.
     pub bytes: usize,
+    /// Messages per loop (looplength).
     pub loop_length: usize,
     /// Cycles of each node (best repetition).
     pub cycles: Vec<u64>,
@@ -79,18 +84,29 @@ pub struct Size {
     pub model: f64,
 }
 
+/// Everything `weft bench beff` measures on one ring; written to
+/// `bench/beff_<system>_<nodes>[_lockstep].json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The system's name.
     pub system: String,
+    /// Nodes in the ring.
     pub nodes: usize,
     /// Each message waits for the neighbour's previous one (seed 001's kernel).
     pub lockstep: bool,
+    /// c: 256-bit channels of one direction of a link (`lanes · 64 / 256`).
     pub channels: f64,
+    /// Fabric clock, MHz: converts the cycle counters to seconds.
     pub fabric_mhz: f64,
+    /// Cable latency of the channel models, cycles (`sim.channel_latency`).
     pub channel_latency_cycles: usize,
+    /// One row per message size.
     pub sizes: Vec<Size>,
+    /// b_eff: the mean of the sizes' `measured`, B/s summed over the ring's nodes.
     pub beff: f64,
+    /// The mean of the sizes' `model`, B/s.
     pub beff_model: f64,
+    /// `beff / beff_model`.
     pub ratio: f64,
 }
 
@@ -158,7 +174,9 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window:
 
 /// Runs the benchmark on `system` with its X dimension set to `nodes` (a ring), in `work`.
 /// With `lockstep`, a node sends message i + 1 only once its neighbour's message i has arrived
-/// (the self-test window is one message), as seed 001's kernel sends, then receives.
+/// (the self-test window is one message), as seed 001's kernel sends, then receives. A ring the
+/// node refuses is an error; a loop that does not complete, or a checker that counts other
+/// packets, bytes or any error, is an [`Error::Check`].
 pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, sizes: &[usize], work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut system = system.clone();
     system.node.router.dims = [nodes, 1, 1];

@@ -4,6 +4,9 @@
 use crate::Error;
 use std::path::{Path, PathBuf};
 
+/// `weft bench numeric`: synthesizes every configuration (or the modules in `only`) with `jobs`
+/// Yosys runs at a time, prints the table and writes the rows to `json`; a configuration whose
+/// synthesis failed then makes it an [`Error::Check`] (its row says why).
 pub fn numeric(only: &[String], json: &Path, jobs: usize) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-numeric-{}", std::process::id()));
     let rows = crate::bench::numeric::run(only, false, &work, jobs)?;
@@ -18,6 +21,8 @@ pub fn numeric(only: &[String], json: &Path, jobs: usize) -> Result<(), Error> {
     }
 }
 
+/// `weft bench numeric --compare`: weft's FP32 operators beside FloPoCo and HardFloat; writes
+/// `bench/numeric_compare.json` when `json` is the default `bench/numeric.json`, else `json`.
 pub fn numeric_compare(json: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-compare-{}", std::process::id()));
     let rows = crate::bench::numeric_compare::run(&work, &|m| eprintln!("  {m}"))?;
@@ -27,6 +32,9 @@ pub fn numeric_compare(json: &Path) -> Result<(), Error> {
     write_json(json, &rows)
 }
 
+/// `weft bench timing`: the modules in `only` (default
+/// [`MODULES`](crate::bench::timing::MODULES)) from `generated`, and the verilog-axis switch when
+/// `reference` names a checkout; prints the table and writes `json`.
 pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-timing-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| Error::from(e).context(work.display()))?;
@@ -37,6 +45,9 @@ pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, json:
     write_json(json, &rows)
 }
 
+/// `weft bench beff`: b_eff on a ring of `nodes` (default: the description's X dimension;
+/// allowed 2..=64) of the system in `config`, streamed or `lockstep`; writes
+/// `beff_<system>_<nodes>[_lockstep].json` and `.svg` into `out`.
 pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> Result<(), Error> {
     let system = crate::system::load(config)?;
     let nodes = nodes.unwrap_or(system.node.router.dims[0]);
@@ -52,6 +63,10 @@ pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> 
     write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::beff::plot(&report))
 }
 
+/// `weft bench allreduce`: each system of `configs` (default: the shipped tori and
+/// `examples/ring_520n.toml`) at `lengths` (1..=65536 elements; default
+/// [`LENGTHS`](crate::bench::allreduce::LENGTHS)), bit error rate `ber` (0 ..= 1e-3) on the
+/// engine's runs; writes `allreduce_<system>.json` and `.svg` into `out`.
 pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -> Result<(), Error> {
     let systems = if configs.is_empty() {
         let mut s = crate::system::shipped();
@@ -87,12 +102,16 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
     Ok(())
 }
 
+/// `weft bench airfoil`: every mesh and pipeline count; writes `airfoil.json` into `out`.
 pub fn airfoil(out: &Path) -> Result<(), Error> {
     let report = crate::bench::airfoil::run(&crate::bench::airfoil::MESHES, &crate::bench::airfoil::PIPELINES, &mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::airfoil::table(&report));
     write_json(&out.join("airfoil.json"), &report)
 }
 
+/// `weft bench dg`: the DG halo exchange on the shipped `torus_2x2x2`, one run per mesh of `cells`
+/// (default [`CELLS`](crate::bench::dg::CELLS)), `steps` time steps each, bit error rate `ber`;
+/// writes `dg.json` into `out`.
 pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
     let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or_else(|| Error::Input("no shipped torus_2x2x2".into()))?;
     let mut reports = vec![];
@@ -107,12 +126,14 @@ pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Err
     write_json(&out.join("dg.json"), &reports)
 }
 
+/// `weft bench link`: writes `link.json` and `link_goodput.svg` into `out`.
 pub fn link(out: &PathBuf) -> Result<(), Error> {
     let report = crate::bench::link::run(&mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::link::table(&report));
     write_report(out, "link", &report, "link_goodput", &crate::bench::link::plot(&report))
 }
 
+/// `weft bench router`: writes `router.json` and `router_latency.svg` into `out`.
 pub fn router(out: &PathBuf) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-router-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| Error::from(e).context(work.display()))?;
@@ -121,6 +142,9 @@ pub fn router(out: &PathBuf) -> Result<(), Error> {
     write_report(out, "router", &report, "router_latency", &crate::bench::router::plot(&report))
 }
 
+/// `weft bench net`: the first shipped system, and both for the load sweep, from the node
+/// Verilog in `generated`; writes `net.json`, `net_beff.svg`, `net_bandwidth.svg` and
+/// `net_latency.svg` into `out`.
 pub fn net(out: &PathBuf, generated: &Path) -> Result<(), Error> {
     let systems = crate::system::shipped();
     let report = crate::bench::net::run(&systems[0], &systems[1], generated, &mut |line| eprintln!("{line}"))?;

@@ -36,8 +36,11 @@ pub const NUMBERING_SEED: u64 = 0xD6;
 /// A figure from the thesis, with where it is.
 #[derive(Clone, Debug, Serialize)]
 pub struct Thesis {
+    /// What was measured or computed, and on what.
     pub what: &'static str,
+    /// The bandwidth, GB/s.
     pub gb_per_s: f64,
+    /// Where in the thesis: table (and equation).
     pub source: &'static str,
 }
 
@@ -56,15 +59,18 @@ pub fn thesis() -> Vec<Thesis> {
     ]
 }
 
+/// One time step (a row of `steps` in `bench/dg.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Step {
+    /// The step's index, from 0.
     pub step: usize,
-    /// Halo exchange cycles of the step's five stages.
+    /// Halo exchange cycles of the step's five stages, at the fabric clock.
     pub exchange_cycles: u64,
+    /// The same in µs at the fabric clock.
     pub exchange_us: f64,
     /// Halo payload bytes of the step (all nodes, five stages).
     pub halo_bytes: usize,
-    /// `halo_bytes / exchange time`, all nodes together.
+    /// `halo_bytes / exchange time`, all nodes together, GB/s.
     pub halo_gb_per_s: f64,
     /// Kernel cycles of the step on the busiest node (flux, then update; five stages).
     pub kernel_cycles: u64,
@@ -76,14 +82,22 @@ pub struct Step {
     pub perturbed: bool,
 }
 
+/// One mesh's run (an element of the array in `bench/dg.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The system's name.
     pub system: String,
+    /// Fabric clock, MHz (exchange times).
     pub fabric_mhz: f64,
+    /// Kernel clock, MHz (kernel times): `clocks.kernel_mhz`, else the fabric clock.
     pub kernel_mhz: f64,
+    /// Squares per side of the mesh.
     pub cells: usize,
+    /// Triangles of the mesh, `2·cells²`.
     pub elements: usize,
+    /// Bit error rate on every cable.
     pub bit_error_rate: f64,
+    /// Bits the cables flipped over the whole run.
     pub flipped_bits: u64,
     /// Halo payload bytes each node sends per stage.
     pub halo_bytes_per_node: Vec<usize>,
@@ -93,7 +107,9 @@ pub struct Report {
     pub link_raw_gb_per_s: f64,
     /// A host port's rate (`width / 8` bytes a cycle at the fabric clock), GB/s.
     pub port_gb_per_s: f64,
+    /// One row per time step run.
     pub steps: Vec<Step>,
+    /// [`thesis()`]: the figures the table sets this beside.
     pub thesis: Vec<Thesis>,
 }
 
@@ -104,6 +120,7 @@ pub struct Options {
     pub cells: usize,
     /// Time steps (1..=100).
     pub steps: usize,
+    /// Bit error rate on every cable (0 ..= 1e-3).
     pub bit_error_rate: f64,
     /// A step (index) in which one halo value is perturbed after the fabric: that step must
     /// then differ from the model; the run stops after it.
@@ -129,7 +146,9 @@ fn mismatches(got: &(Vec<Nodes>, Vec<Nodes>), model: &GlobalModel) -> usize {
     count(&got.0, &model.q) + count(&got.1, &model.res)
 }
 
-/// Runs the distributed step `options.steps` times on `system` (a 2×2×2 torus).
+/// Runs the distributed step `options.steps` times on `system` (a 2×2×2 torus), building it in
+/// `work`. Options out of range and other tori are refused; a step whose state differs from the
+/// software model is an [`Error::Check`] (unless it is the perturbed one, which ends the run).
 pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mesh = Mesh::new(options.cells)?;
     if !(1..=100).contains(&options.steps) {

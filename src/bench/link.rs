@@ -12,37 +12,57 @@ use weft_sim::plot::{Plot, Series};
 /// Cycles a block spends in the channel model (latency plus its alignment register).
 pub const CHANNEL_LATENCY: usize = 16;
 
+/// One goodput point (a row of `goodput` or `bit_errors` in `bench/link.json`): packets of one
+/// size streamed one way, A → B, with the receiver always ready.
 #[derive(Clone, Debug, Serialize)]
 pub struct Goodput {
+    /// Serial lanes of the link (1, 2 or 4).
     pub lanes: usize,
+    /// Payload bytes per packet.
     pub packet_bytes: usize,
+    /// Packets streamed.
     pub packets: usize,
+    /// Probability that a channel model flips a bit, both directions (0 on a clean channel).
     pub bit_error_rate: f64,
     /// Payload bytes per cycle over raw bytes per cycle (8 per lane), in steady state.
     pub goodput: f64,
+    /// Bits the channel models flipped, both directions together.
     pub flipped_bits: u64,
+    /// Frames the sender (A) sent again after a CRC error or a timeout (its
+    /// `frames_retransmitted` counter).
     pub retransmitted_frames: u64,
 }
 
+/// Zero-load latency of one 16-byte packet through an idle link (a row of `latency` in
+/// `bench/link.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Latency {
+    /// Serial lanes of the link (1, 2 or 4).
     pub lanes: usize,
-    /// First user beat accepted at A to first user beat offered at B.
+    /// First user beat accepted at A to first user beat offered at B, cycles.
     pub cycles: u64,
-    /// Of which spent in the channel model.
+    /// Of which spent in the channel model ([`CHANNEL_LATENCY`]), cycles.
     pub channel_cycles: usize,
 }
 
+/// Everything `weft bench link` measures; written to `bench/link.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The default [`LinkConfig`] in Rust debug form: the link parameters the figures describe.
     pub config: String,
+    /// Goodput on clean channels: every lane count of [`LANES`] × packet size of [`SIZES`].
     pub goodput: Vec<Goodput>,
+    /// Zero-load latency, one row per lane count.
     pub latency: Vec<Latency>,
+    /// Goodput of 1024 packets of 2048 bytes on 2 lanes at each of [`BIT_ERROR_RATES`].
     pub bit_errors: Vec<Goodput>,
 }
 
+/// Packet sizes of the goodput sweep, bytes.
 pub const SIZES: [usize; 9] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
+/// Lane counts of the goodput sweep.
 pub const LANES: [usize; 3] = [1, 2, 4];
+/// Bit error rates of the error sweep (per bit, on both channels).
 pub const BIT_ERROR_RATES: [f64; 3] = [1e-9, 1e-7, 1e-5];
 
 fn channel(lanes: usize, ber: f64, seed: u64) -> ChannelConfig {
@@ -85,6 +105,9 @@ pub(crate) fn packets(bytes: usize) -> usize {
     (262_144 / bytes).clamp(64, 2048)
 }
 
+/// Runs the benchmark in the built-in simulator: goodput for every lane count and packet size,
+/// latency per lane count, then goodput under bit errors; `progress` hears one line per point.
+/// A link that does not train within 50,000 cycles is an [`Error::Input`].
 pub fn run(progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut report = Report { config: format!("{:?}", LinkConfig::default()), goodput: vec![], latency: vec![], bit_errors: vec![] };
     for lanes in LANES {
@@ -103,6 +126,8 @@ pub fn run(progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     Ok(report)
 }
 
+/// The report as Markdown tables: goodput (% of raw), zero-load latency (cycles), and goodput
+/// under bit errors with the bits flipped and frames retransmitted.
 pub fn table(report: &Report) -> String {
     let mut out = String::from("Goodput (payload / raw 64 bits per lane per cycle), one direction, always ready:\n\n| packet | 1 lane | 2 lanes | 4 lanes |\n| ---: | ---: | ---: | ---: |\n");
     for bytes in SIZES {
@@ -120,6 +145,7 @@ pub fn table(report: &Report) -> String {
     out
 }
 
+/// `link_goodput.svg`: goodput (fraction of raw) against packet size, one series per lane count.
 pub fn plot(report: &Report) -> String {
     let series = LANES
         .iter()

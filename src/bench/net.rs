@@ -40,61 +40,100 @@ fn loop_length(bytes: usize) -> usize {
     (16384 / bytes).clamp(2, 2048)
 }
 
+/// Runs of each b_eff loop; the fastest counts.
 pub const REPETITIONS: usize = 2;
+/// Message sizes of the one-way bandwidth sweep, bytes.
 pub const BANDWIDTH_SIZES: [usize; 9] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
 /// Offered loads of the latency sweep, flits per node per cycle.
 pub const LOADS: [f64; 10] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2];
+/// Payload bytes of every packet of the load sweep.
 pub const LOAD_PACKET_BYTES: usize = 256;
 
+/// b_eff at one message size (a row of `beff` in `bench/net.json`): a loop of `k` messages
+/// streamed both ways at once between node 0 and its X+ neighbour (port 0).
 #[derive(Clone, Debug, Serialize)]
 pub struct Beff {
+    /// Message size L, bytes (longer than `max_packet_bytes`: several packets).
     pub bytes: usize,
+    /// Messages per loop, k.
     pub loop_length: usize,
     /// Best repetition, per direction, bytes per cycle.
     pub measured: f64,
+    /// `b_model(L)` for this loop, bytes per cycle per direction ([`model`]).
     pub model: f64,
+    /// `measured / model`.
     pub ratio: f64,
 }
 
+/// Ping-pong on one path (a row of `ping_pong` in `bench/net.json`): one 16-byte message each
+/// way, the network idle.
 #[derive(Clone, Debug, Serialize)]
 pub struct PingPong {
+    /// The path: on one node (port 0 ↔ port 1) or between neighbours (node 0 ↔ node 1, port 0).
     pub path: String,
+    /// Each direction's latency: creation of the message to its last beat out, inclusive, cycles.
     pub one_way_cycles: [u64; 2],
+    /// The two one-way latencies summed, cycles.
     pub round_trip_cycles: u64,
+    /// The round trip in ns at the system's fabric clock.
     pub round_trip_ns: f64,
     /// The same cycles at 100 MHz, TEXTAROSSA's clock.
     pub round_trip_ns_at_100mhz: f64,
 }
 
+/// One-way bandwidth at one message size (a row of `bandwidth` in `bench/net.json`):
+/// `max(65536 / L, 16)` messages streamed from node 0 to its X+ neighbour, port 0.
 #[derive(Clone, Debug, Serialize)]
 pub struct Bandwidth {
+    /// Message size L, bytes.
     pub bytes: usize,
+    /// Payload bytes over the cycles of the whole stream.
     pub bytes_per_cycle: f64,
+    /// The same in GB/s at the fabric clock (`bytes_per_cycle · fabric_mhz / 1000`).
     pub gbytes_per_s: f64,
 }
 
+/// One offered load on one torus (a row of `load` in `bench/net.json`): uniform random traffic
+/// of [`LOAD_PACKET_BYTES`]-byte packets, Bernoulli injection for 3000 cycles, then at most 8000
+/// cycles to drain; the figures count the packets created in those 3000 cycles.
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadPoint {
+    /// The system's name.
     pub torus: String,
+    /// Offered load, flits (header included) per node per cycle: one of [`LOADS`].
     pub offered: f64,
+    /// Flits of the window's packets delivered, per node per cycle of the window.
     pub accepted: f64,
+    /// Mean latency of the window's packets, creation to last beat out, cycles.
     pub latency: f64,
+    /// Whether every packet sent was delivered.
     pub complete: bool,
 }
 
+/// Everything `weft bench net` measures; written to `bench/net.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The system of the b_eff, ping-pong and bandwidth runs.
     pub system: String,
+    /// Its fabric clock, MHz: converts cycles to ns and GB/s.
     pub fabric_mhz: f64,
+    /// α of the model: the mean of the two one-way neighbour ping latencies, cycles.
     pub alpha_cycles: f64,
+    /// b_eff at each of [`beff_sizes`].
     pub beff: Vec<Beff>,
-    /// Mean over the sizes of the measured and the model figure, bytes per cycle per direction.
+    /// Mean of the sizes' `measured`, bytes per cycle per direction.
     pub beff_measured: f64,
+    /// Mean of the sizes' `model`, bytes per cycle per direction.
     pub beff_model: f64,
+    /// `beff_measured / beff_model`.
     pub beff_ratio: f64,
+    /// `beff_measured` in GB/s per direction at the fabric clock.
     pub beff_gbytes_per_s: f64,
+    /// The same-node and the neighbour path.
     pub ping_pong: Vec<PingPong>,
+    /// One-way bandwidth at each of [`BANDWIDTH_SIZES`].
     pub bandwidth: Vec<Bandwidth>,
+    /// The load sweep on both systems.
     pub load: Vec<LoadPoint>,
 }
 
@@ -164,6 +203,9 @@ pub(crate) fn ping(torus: &mut Torus<weft_sim::link::VerilatorDevice>, a: (usize
     Ok(out)
 }
 
+/// Runs ping-pong, b_eff and bandwidth on `system`, then the load sweep on `system` and `other`,
+/// from the node Verilog in `generated/system/`; `progress` hears one line per point. A missing
+/// node file (run `weft generate`), a lost ping or a stuck run is an [`Error::Check`].
 pub fn run(system: &SystemConfig, other: &SystemConfig, generated: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut torus = node_torus(system, generated)?;
     let mhz = system.fabric_mhz;
@@ -250,6 +292,7 @@ pub fn run(system: &SystemConfig, other: &SystemConfig, generated: &Path, progre
     })
 }
 
+/// The report as Markdown tables: b_eff beside the model, ping-pong, bandwidth, load sweep.
 pub fn table(r: &Report) -> String {
     let mut t = format!("b_eff on {} (node 0 ↔ its X+ neighbour, both directions at once; per direction, {} MHz):\n", r.system, r.fabric_mhz);
     t.push_str("| message | loop | measured B/cycle | model B/cycle | measured / model |\n| ---: | ---: | ---: | ---: | ---: |\n");

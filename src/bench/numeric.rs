@@ -13,17 +13,27 @@ use weft_ip::fp::{self, convert::CONVERSIONS};
 use weft_ip::kernels;
 use weft_tools::yosys_synth;
 
-/// One synthesized configuration.
+/// One synthesized configuration (a row of `bench/numeric.json`); the Yosys figures are
+/// `synth_xilinx` (7-series) and 0 when synthesis failed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// The module: an operator (`fp32_add`, …), a compare or conversion, or a shipped kernel.
     pub module: String,
+    /// Pipeline stages of this configuration (a kernel: its shipped schedule's latency).
     pub stages: usize,
+    /// The most stages the module supports.
     pub max_stages: usize,
+    /// Latency, cycles from an input beat to its result.
     pub latency: usize,
+    /// LUTs.
     pub luts: u64,
+    /// Flip-flops.
     pub flip_flops: u64,
+    /// DSP blocks.
     pub dsps: u64,
+    /// Longest combinational path in cells (Yosys `ltp -noff` over LUT, carry and wide-mux cells).
     pub logic_depth: u64,
+    /// Whether this is the stage count weft ships.
     pub shipped: bool,
     /// Why this configuration has no figures (its synthesis failed); the others still run.
     pub failure: Option<String>,

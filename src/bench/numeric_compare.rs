@@ -16,18 +16,29 @@ use weft_hdl::float::FloatOperator;
 use weft_ip::fp;
 use weft_tools::{place_and_route, yosys_synth};
 
-/// One row of the comparison.
+/// One row of the comparison (a row of `bench/numeric_compare.json`); the resource figures are
+/// Yosys `synth_xilinx` (7-series).
 #[derive(Clone, Debug, Serialize)]
 pub struct CompareRow {
+    /// The operation: `add`, `mul`, `div` or `sqrt` (binary32).
     pub op: String,
+    /// weft's module or the reference operator, with its settings.
     pub implementation: String,
+    /// Latency, cycles.
     pub latency: usize,
+    /// LUTs.
     pub luts: u64,
+    /// Flip-flops.
     pub flip_flops: u64,
+    /// DSP blocks.
     pub dsps: u64,
+    /// Longest combinational path in cells (LUT, carry and wide-mux cells).
     pub logic_depth: u64,
+    /// Longest path in LUT levels (LUT1..6 count one; MUXF7/8 and CARRY4 none).
     pub lut_levels: u64,
+    /// Whether subnormal inputs and results are handled (not flushed to zero).
     pub subnormals: bool,
+    /// Post-route Fmax on the ECP5-85F harness, MHz; `None` for the reference rows.
     pub fmax_mhz: Option<f64>,
     /// Where the figures come from.
     pub source: String,

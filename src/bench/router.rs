@@ -20,61 +20,92 @@ pub fn booksim_like(dims: [usize; 3]) -> RouterConfig {
     RouterConfig { dims, local_ports: 1, vc_buffer_flits: 16, max_packet_bytes: 64, ..Default::default() }
 }
 
+/// Cycles of injection before the measurement window.
 pub const WARMUP: u64 = 1000;
+/// Cycles of the measurement window: the packets created in it are the ones measured.
 pub const WINDOW: u64 = 3000;
+/// Cycles after injection ends for the window's packets to arrive.
 pub const DRAIN: u64 = 3000;
 /// Offered loads, flits per node per cycle (one IntraNode port: at most 1). A sweep stops at
 /// the first load the network no longer accepts in full (accepted < 95 % of offered).
 pub const LOADS: [f64; 14] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9, 1.0];
 
+/// Zero-load latency of one 64-byte packet on a 4×4×4 torus of shipped routers (a row of
+/// `zero_load` in `bench/router.json`), in cycles.
 #[derive(Clone, Debug, Serialize)]
 pub struct ZeroLoad {
+    /// The configuration measured, in words.
     pub config: String,
     /// First beat in to first beat out, IntraNode port 0 → port 1 of one node.
     pub local_cycles: u64,
+    /// Router-to-router hops of the far path (6).
     pub hops: usize,
+    /// First beat in to first beat out, node 0 port 0 → node (2, 2, 2) port 0.
     pub far_cycles: u64,
+    /// `(far_cycles − local_cycles) / hops`.
     pub per_hop_cycles: f64,
 }
 
+/// One offered load of one traffic pattern on the [`booksim_like`] router (a row of `load` in
+/// `bench/router.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadPoint {
+    /// Torus dimensions, `XxYxZ`.
     pub torus: String,
+    /// Traffic pattern: `uniform`, `transpose` or `neighbour`.
     pub pattern: String,
     /// Flits offered and accepted per node per cycle over the measurement window.
     pub offered: f64,
+    /// Flits ejected per node per cycle over the measurement window.
     pub accepted: f64,
     /// Mean latency, creation to tail out (source queueing included), of the packets created in
     /// the window that arrived; `complete` says whether all of them arrived.
     pub latency: f64,
+    /// Whether every packet created in the window arrived before the drain ended.
     pub complete: bool,
 }
 
+/// Saturation of one pattern on one torus (a row of `saturation` in `bench/router.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Saturation {
+    /// Torus dimensions, `XxYxZ`.
     pub torus: String,
+    /// Traffic pattern: `uniform`, `transpose` or `neighbour`.
     pub pattern: String,
     /// Highest accepted throughput measured, flits per node per cycle.
     pub throughput: f64,
-    /// Mean latency at the lowest load.
+    /// Mean latency at the lowest load, cycles.
     pub zero_load_latency: f64,
 }
 
+/// Yosys `synth_xilinx` (7-series) figures of a shipped router (a row of `area` in
+/// `bench/router.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Area {
+    /// The router module, `router_<X>x<Y>x<Z>`.
     pub module: String,
+    /// LUTs.
     pub luts: u64,
+    /// Flip-flops.
     pub flip_flops: u64,
+    /// Distributed-RAM primitives (LUTRAM).
     pub lut_rams: u64,
+    /// Block RAM in RAMB36 units (a RAMB18 counts one half).
     pub brams: f64,
+    /// Longest combinational path in cells (LUT, carry and wide-mux cells).
     pub logic_depth: u64,
 }
 
+/// Everything `weft bench router` measures; written to `bench/router.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// Zero-load latency of the shipped router.
     pub zero_load: Vec<ZeroLoad>,
+    /// Every load point of every sweep; a sweep ends with its first saturated point.
     pub load: Vec<LoadPoint>,
+    /// One row per torus and pattern.
     pub saturation: Vec<Saturation>,
+    /// One row per shipped router.
     pub area: Vec<Area>,
 }
 
@@ -118,6 +149,10 @@ fn load_point(torus: &mut Torus<weft_sim::link::VerilatorDevice>, pattern: Patte
     })
 }
 
+/// Runs zero-load latency, the load sweeps on 4×4×4 and 4×2×2 (transpose only where the node
+/// count is a power of four) and Yosys on each shipped router, with the builds in `work`;
+/// `progress` hears one line per point. A packet that does not arrive, or a stuck network, is
+/// an [`Error::Check`].
 pub fn run(work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut report = Report { zero_load: vec![zero_load(work)?], load: vec![], saturation: vec![], area: vec![] };
     let z = &report.zero_load[0];
@@ -159,6 +194,7 @@ pub fn run(work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error>
     Ok(report)
 }
 
+/// The report as Markdown tables: zero-load latency, saturation, latency against load, area.
 pub fn table(report: &Report) -> String {
     let mut out = String::from("Zero-load latency (Verilator, first beat in to first beat out):\n\n| configuration | local (p0 → p1) | hops | far | per hop |\n| --- | ---: | ---: | ---: | ---: |\n");
     for z in &report.zero_load {
@@ -179,6 +215,8 @@ pub fn table(report: &Report) -> String {
     out
 }
 
+/// `router_latency.svg`: mean latency against offered load, one series per torus and pattern,
+/// up to 60 cycles.
 pub fn plot(report: &Report) -> String {
     let mut series = vec![];
     for s in &report.saturation {

@@ -420,8 +420,9 @@ pub fn command(docs: &Path, sources: &Sources, check: bool) -> Result<(), Error>
         }
     }
     match (check, stale.is_empty()) {
-        (_, true) => Ok(println!("every table in {} matches {}", docs.display(), bench.display())),
-        (false, false) => Ok(println!("rewrote {}", stale.join(", "))),
-        (true, false) => Err(Error::Check(format!("tables differ from {}: {}; run `weft bench tables`", bench.display(), stale.join(", ")))),
+        (_, true) => println!("every table in {} matches {}", docs.display(), bench.display()),
+        (false, false) => println!("rewrote {}", stale.join(", ")),
+        (true, false) => return Err(Error::Check(format!("tables differ from {}: {}; run `weft bench tables`", bench.display(), stale.join(", ")))),
     }
+    Ok(())
 }

@@ -21,23 +21,36 @@ pub const MODULES: [&str; 6] = ["router_4x2x1", "router_2x2x2", "reliable_link_x
 /// The reference's wrapper module: verilog-axis `axis_switch` with 5 inputs, 5 outputs, 128-bit data.
 pub const REFERENCE: &str = "axis_switch_5x5_w128";
 
+/// One module's Yosys figures for one device family (an element of `families` in
+/// `bench/timing.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Family1 {
+    /// The family: `xc7`, `xcup` or `cyclonev`.
     pub family: String,
+    /// LUTs (Cyclone V: ALUTs).
     pub luts: u64,
+    /// Flip-flops.
     pub flip_flops: u64,
+    /// Distributed-RAM primitives (Cyclone V: MLABs).
     pub lut_rams: u64,
+    /// Block RAM in RAMB36 units, a RAMB18 counting one half (Cyclone V: M10K blocks).
     pub brams: f64,
+    /// Longest path in LUT levels.
     pub lut_levels: u64,
+    /// The nets along that path, first to last (design names where they survive).
     pub lut_path: Vec<String>,
 }
 
+/// One module measured (a row of `bench/timing.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// A shipped module's name, or [`REFERENCE`].
     pub module: String,
+    /// Yosys figures per family, in the order 7-series, UltraScale+, Cyclone V.
     pub families: Vec<Family1>,
     /// Post-route timing on the ECP5-85F; `None` with the reason when it did not place or route.
     pub timing: Option<TimingReport>,
+    /// Why place and route failed, when it did.
     pub timing_failure: Option<String>,
 }
 
@@ -122,6 +135,8 @@ pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, work:
     Ok(rows)
 }
 
+/// The rows as a Markdown table (LUTs and LUT levels per family, Fmax, critical path), then each
+/// module's deepest 7-series LUT path.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from("| module | xc7 LUT | xc7 levels | xcup LUT | xcup levels | Cyclone V ALUT | ALUT levels | ECP5-85F Fmax (MHz) | critical path |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for r in rows {

@@ -9,13 +9,18 @@ use std::path::Path;
 /// Rows of 32-bit lanes (bit patterns).
 pub type Table = Vec<Vec<u32>>;
 
+/// A beat file's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// NumPy `.npy`.
     Npy,
+    /// Comma-separated `.csv`.
     Csv,
 }
 
 impl Kind {
+    /// The format of `path` from its extension (any case); another extension is an
+    /// [`Error::Input`].
     pub fn of(path: &Path) -> Result<Kind, Error> {
         match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
             Some("npy") => Ok(Kind::Npy),

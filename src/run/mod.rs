@@ -33,25 +33,38 @@ use data::Table;
 /// What `weft sim` was asked.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// A shipped kernel's name, or a DSL file (`.wk`).
     pub kernel: String,
+    /// Input beats, `.npy` or `.csv` (see [`data`]).
     pub input: PathBuf,
+    /// Output beats, `.npy` or `.csv`; the model's outputs and the diff are written beside it.
     pub output: PathBuf,
     /// Percent of cycles the sink is ready (100: no back-pressure).
     pub ready_percent: u64,
     /// Percent of cycles the source offers a beat when it has one.
     pub valid_percent: u64,
+    /// Rows per vector (1 or more) instead of a `tlast` column, for per-vector kernels and
+    /// kernels with stream offsets.
     pub vector_length: Option<usize>,
+    /// Write a VCD waveform here (built-in simulator only).
     pub vcd: Option<PathBuf>,
+    /// Run the generated Verilog in Verilator instead of the built-in simulator.
     pub verilator: bool,
+    /// Seed of the random valid and ready choices.
     pub seed: u64,
 }
 
 /// What a run produced.
 pub struct Outcome {
+    /// Input beats streamed in.
     pub beats_in: usize,
+    /// Output beats taken.
     pub beats_out: usize,
+    /// Clock cycles the run took.
     pub cycles: u64,
+    /// One line per output lane that differs from the model: row, lane, both values.
     pub mismatches: Vec<String>,
+    /// The files written: outputs, `<output>.model.*`, `<output>.diff.txt`, then the waveform.
     pub files: Vec<PathBuf>,
 }
 

@@ -16,13 +16,17 @@ use weft_ip::system::{Allreduce, NodeConfig};
 /// A board weft writes constraints for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Board {
+    /// The name `board` takes in the TOML.
     pub name: &'static str,
+    /// The vendor, so the tool and constraint format.
     pub vendor: Vendor,
     /// FuseSoC/vendor-tool device name.
     pub part: &'static str,
+    /// The device family, as the vendor names it.
     pub family: &'static str,
 }
 
+/// A board's vendor: which tool builds the design and which constraint format it reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Vendor {
     /// Vivado, XDC constraints.
@@ -31,6 +35,7 @@ pub enum Vendor {
     Intel,
 }
 
+/// The boards `board` may name: `u200`, `u280`, `s10_520n`.
 pub const BOARDS: [Board; 3] = [
     Board { name: "u200", vendor: Vendor::Xilinx, part: "xcu200-fsgd2104-2-e", family: "Virtex UltraScale+" },
     Board { name: "u280", vendor: Vendor::Xilinx, part: "xcu280-fsvh2892-2L-e", family: "Virtex UltraScale+" },
@@ -134,9 +139,13 @@ pub enum PortClock {
     Kernel,
 }
 
+/// One IntraNode port of the node (`[[port]]`; a port not described runs on the fabric clock
+/// and serves no kernel).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Port {
+    /// The port's index, 0 .. `node.local_ports` − 1.
     pub index: usize,
+    /// Its clock: `clock` = `"fabric"` (the default) or `"kernel"`.
     pub clock: PortClock,
     /// A shipped kernel served by this port; its Verilog goes into the design's file set.
     pub kernel: Option<String>,
@@ -145,12 +154,20 @@ pub struct Port {
 /// A checked system description.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SystemConfig {
+    /// `name`: 1..=64 characters of a-z, 0-9 and _, starting with a letter; it prefixes every
+    /// generated module and file.
     pub name: String,
+    /// `board`, one of [`BOARDS`].
     pub board: Board,
+    /// The node: router (`torus.dims` and `[node]`), link, wired kernels (`[[kernel]]`) and the
+    /// allreduce engine (`[allreduce]`).
     pub node: NodeConfig,
+    /// `clocks.fabric_mhz`: the router and link clock `clk`, 1.0..=1000.0 MHz.
     pub fabric_mhz: f64,
+    /// `clocks.kernel_mhz`: the kernel clock `kernel_clk`, 1.0..=1000.0 MHz, when given.
     pub kernel_mhz: Option<f64>,
-    /// Cycles a serial block spends in the simulation top's channel models.
+    /// Cycles a serial block spends in the simulation top's channel models
+    /// (`sim.channel_latency`, 1..=1024, default 16).
     pub channel_latency: usize,
     /// One entry per IntraNode port, in index order.
     pub ports: Vec<Port>,

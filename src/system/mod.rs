@@ -59,13 +59,19 @@ pub fn shipped() -> Vec<SystemConfig> {
 
 /// Where a system's outputs go, relative to the generated and constraints folders.
 pub struct Files {
+    /// `<generated>/system/<name>_node.v`: the node.
     pub node: PathBuf,
+    /// `<name>_sim.v`: the whole torus for simulation.
     pub sim: PathBuf,
+    /// `<name>_shell.v`: the board shell, when a port runs on the kernel clock.
     pub shell: Option<PathBuf>,
+    /// `<constraints>/<board>/<name>.xdc` (Xilinx) or `.sdc` (Intel).
     pub constraint: PathBuf,
+    /// `<name>.core`: the FuseSoC core file.
     pub core: PathBuf,
-    /// The register window as SystemRDL and as a C header.
+    /// `<name>.rdl`: the register window as SystemRDL.
     pub rdl: PathBuf,
+    /// `<name>_regs.h`: the register window as a C header.
     pub header: PathBuf,
     /// IP-XACT description of the node for Vivado's IP catalog.
     pub component: PathBuf,
@@ -73,18 +79,24 @@ pub struct Files {
     pub vitis: Option<Vitis>,
     /// The Platform Designer component of the node (Intel boards).
     pub platform_designer: Option<PathBuf>,
+    /// `<generated>/kernels/<kernel>.v` of each kernel the ports serve, sorted, once each.
     pub kernels: Vec<PathBuf>,
 }
 
 /// The files of the node as a Vitis RTL kernel.
 pub struct Vitis {
+    /// `<name>_krnl.v`: the wrapper with Vitis's clock, reset and control interface.
     pub top: PathBuf,
+    /// `<name>_kernel.xml`: the kernel description `package_xo` reads.
     pub kernel_xml: PathBuf,
+    /// `<name>_package_xo.tcl`: the Tcl that packages the `.xo`.
     pub package: PathBuf,
+    /// `<name>_vpp.cfg`: the `v++` linker configuration.
     pub linker: PathBuf,
 }
 
 impl Files {
+    /// The paths of `config`'s outputs under the `generated` and `constraints` folders.
     pub fn of(config: &SystemConfig, generated: &Path, constraints: &Path) -> Files {
         let dir = generated.join("system");
         let name = &config.name;

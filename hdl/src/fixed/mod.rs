@@ -1,6 +1,6 @@
 //! Fixed point: two's-complement (signed) or unsigned binary numbers with a fixed binary point,
 //! add/sub/mul with a chosen result format, rounding and overflow mode, as netlist generators;
-//! and the software golden model ([`reference`]).
+//! and the software golden model ([`mod@reference`]).
 //!
 //! A format is named like MATLAB's: `sfix32_En16` is signed, 32 bits, 16 of them fractional
 //! (raw value `r` means `r · 2⁻¹⁶`); `ufix8_En0` is an unsigned byte.
@@ -18,8 +18,21 @@ pub const MAX_WIDTH: usize = 64;
 /// Widest exact intermediate (with its sign bit) an operation may need.
 const MAX_EXACT: usize = 127;
 
+/// A fixed-point number format: signedness, total width and fraction bits (displayed as
+/// `sfix32_En16` / `ufix8_En0`). A raw value `r` stands for `r · 2^-frac`.
+///
+/// ```
+/// use weft_hdl::fixed::FixedFormat;
+/// let q = FixedFormat::signed(16, 8);
+/// assert_eq!(q.to_string(), "sfix16_En8");
+/// assert_eq!((q.min_raw(), q.max_raw()), (-32768, 32767));
+/// assert_eq!(q.raw(0xFF80), -128); // −0.5 in sfix16_En8
+/// assert_eq!(q.bits(-128), 0xFF80);
+/// assert!(FixedFormat::new(false, 65, 0).is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FixedFormat {
+    /// Two's complement (`true`) or unsigned (`false`).
     pub signed: bool,
     /// Total bits, 1..=64.
     pub width: usize,
@@ -28,6 +41,8 @@ pub struct FixedFormat {
 }
 
 impl FixedFormat {
+    /// A checked format; [`Error::Parameter`] when `width` is outside 1..=64 ([`MAX_WIDTH`]),
+    /// `frac > width`, or a signed format has fewer than 2 bits.
     pub fn new(signed: bool, width: usize, frac: usize) -> Result<FixedFormat, Error> {
         if !(1..=MAX_WIDTH).contains(&width) {
             return Err(Error::Parameter(format!("fixed-point width {width}: allowed range 1..={MAX_WIDTH}")));
@@ -40,9 +55,11 @@ impl FixedFormat {
         }
         Ok(FixedFormat { signed, width, frac })
     }
+    /// A signed (two's-complement) format; panics where [`FixedFormat::new`] returns an error.
     pub fn signed(width: usize, frac: usize) -> FixedFormat {
         FixedFormat::new(true, width, frac).expect("valid fixed-point format")
     }
+    /// An unsigned format; panics where [`FixedFormat::new`] returns an error.
     pub fn unsigned(width: usize, frac: usize) -> FixedFormat {
         FixedFormat::new(false, width, frac).expect("valid fixed-point format")
     }
@@ -50,7 +67,7 @@ impl FixedFormat {
     pub fn int_bits(&self) -> usize {
         self.width - self.frac
     }
-    /// Smallest and largest raw values.
+    /// Smallest raw value: `−2^(width−1)` signed, 0 unsigned.
     pub fn min_raw(&self) -> i128 {
         if self.signed {
             -(1i128 << (self.width - 1))
@@ -58,6 +75,7 @@ impl FixedFormat {
             0
         }
     }
+    /// Largest raw value: `2^(width−1) − 1` signed, `2^width − 1` unsigned.
     pub fn max_raw(&self) -> i128 {
         if self.signed {
             (1i128 << (self.width - 1)) - 1
@@ -65,7 +83,7 @@ impl FixedFormat {
             (1i128 << self.width) - 1
         }
     }
-    /// The raw value a bit pattern stands for.
+    /// The raw value a bit pattern stands for (its low `width` bits, sign-extended if signed).
     pub fn raw(&self, bits: u128) -> i128 {
         let bits = bits & ((1u128 << self.width) - 1);
         if self.signed {
@@ -106,15 +124,21 @@ pub enum Overflow {
     Saturate,
 }
 
+/// A fixed-point arithmetic operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FixedOp {
+    /// `a + b`.
     Add,
+    /// `a − b`.
     Sub,
+    /// `a · b`.
     Mul,
 }
 
 impl FixedOp {
+    /// Every operation, in the order add, sub, mul.
     pub const ALL: [FixedOp; 3] = [FixedOp::Add, FixedOp::Sub, FixedOp::Mul];
+    /// Lower-case name used in messages: `add`, `sub`, `mul`.
     pub fn name(self) -> &'static str {
         match self {
             FixedOp::Add => "add",
@@ -127,11 +151,17 @@ impl FixedOp {
 /// One fixed-point operation: operand formats, result format and modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FixedOperation {
+    /// The operation.
     pub op: FixedOp,
+    /// Format of operand `a`.
     pub a: FixedFormat,
+    /// Format of operand `b`.
     pub b: FixedFormat,
+    /// Format of the result.
     pub out: FixedFormat,
+    /// How fraction bits below the result's LSB are dropped.
     pub rounding: Rounding,
+    /// What happens to results outside the result format's range.
     pub overflow: Overflow,
 }
 
@@ -139,7 +169,8 @@ pub struct FixedOperation {
 pub const MAX_STAGES: usize = 2;
 
 impl FixedOperation {
-    /// The exact result's fraction bits and width (with a sign bit, so always signed).
+    /// The exact result's fraction bits and width (with a sign bit, so always signed);
+    /// [`Error::Parameter`] when it would need more than 127 bits.
     pub fn exact(&self) -> Result<(usize, usize), Error> {
         let (a, b) = (self.a, self.b);
         let sign = |f: FixedFormat| if f.signed { 0 } else { 1 };
@@ -159,7 +190,9 @@ impl FixedOperation {
         Ok((frac, width))
     }
 
-    /// Builds the operation on `a` and `b` at their stage with `stages` registers (0..=2).
+    /// Builds the operation on `a` and `b` at their stage with `stages` registers (0..=2),
+    /// returning the result wire in format `out`. Errors: [`Error::Parameter`] for `stages > 2`
+    /// or a too-wide exact result, [`Error::Operand`] when a wire's width differs from its format.
     pub fn build(&self, net: &mut Netlist, stages: usize, a: Wire, b: Wire) -> Result<Wire, Error> {
         // The netlist moves into a design for the operation and back, its wires unchanged.
         let d = Design::new();

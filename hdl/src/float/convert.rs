@@ -23,7 +23,9 @@ fn check_stages(what: &str, stages: usize, max: usize) -> Result<(), Error> {
 }
 
 /// Fixed point (`fixed` format, raw value `r` meaning `r · 2^-frac`) to `format`, rounded to
-/// nearest even; values past the largest finite become infinity; zero is +0.
+/// nearest even; values past the largest finite become infinity; zero is +0. `stages` is
+/// 0..=[`FROM_FIXED_MAX_STAGES`]; errors: [`Error::Parameter`] for more stages,
+/// [`Error::Operand`] when `x` is not `fixed.width` bits wide.
 pub fn from_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, stages: usize, x: Wire) -> Result<Wire, Error> {
     check_stages(&format!("{fixed} to {format} conversion"), stages, FROM_FIXED_MAX_STAGES)?;
     let w = fixed.width;
@@ -54,7 +56,9 @@ pub fn from_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, st
 
 /// `format` to fixed point, rounded as `rounding` says (truncation is toward zero, like C's
 /// cast), saturating: values past the range clamp to its ends, infinities too, NaN gives 0 —
-/// the semantics of Rust's `as` casts from float to integer.
+/// the semantics of Rust's `as` casts from float to integer. `stages` is
+/// 0..=[`TO_FIXED_MAX_STAGES`]; errors: [`Error::Parameter`] for more stages,
+/// [`Error::Operand`] when `x` is not `format.width()` bits wide.
 pub fn to_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, rounding: Rounding, stages: usize, x: Wire) -> Result<Wire, Error> {
     check_stages(&format!("{format} to {fixed} conversion"), stages, TO_FIXED_MAX_STAGES)?;
     if net.width(x) != format.width() {
@@ -110,14 +114,18 @@ pub fn to_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, roun
     Ok(result)
 }
 
-/// Bits of the [`compare`] result; exactly one is set.
+/// Bits of the [`compare`] result; exactly one is set. This one: `a < b`.
 pub const LESS: u128 = 0b0001;
+/// [`compare`] result bit: `a = b` (including `+0 = −0`).
 pub const EQUAL: u128 = 0b0010;
+/// [`compare`] result bit: `a > b`.
 pub const GREATER: u128 = 0b0100;
+/// [`compare`] result bit: `a` or `b` is a NaN.
 pub const UNORDERED: u128 = 0b1000;
 
 /// IEEE-754 comparison of `a` and `b`: a 4-bit one-hot result `{unordered, greater, equal, less}`
-/// (`+0 = −0`; a NaN operand makes the pair unordered).
+/// (`+0 = −0`; a NaN operand makes the pair unordered). `stages` is 0..=[`COMPARE_MAX_STAGES`];
+/// more is an [`Error::Parameter`].
 pub fn compare(net: &mut Netlist, format: FloatFormat, stages: usize, a: Wire, b: Wire) -> Result<Wire, Error> {
     check_stages(&format!("{format} compare"), stages, COMPARE_MAX_STAGES)?;
     net.start_after(&[a, b]);

@@ -28,7 +28,16 @@ pub fn native_f64(op: FloatOperator, a: u64, b: u64) -> u64 {
     }
 }
 
-/// The exact value of `bits` in `format`.
+/// The exact value of `bits` in `format` (NaN payloads are not kept).
+///
+/// ```
+/// use weft_hdl::float::{reference, FloatFormat};
+/// let h = FloatFormat::BINARY16;
+/// assert_eq!(reference::from_f64(h, 1.0 / 3.0), 0x3555);
+/// assert_eq!(reference::to_f64(h, 0x3555), 0.333251953125);
+/// assert_eq!(reference::from_f64(h, 1e6), h.infinity(false)); // above 65504
+/// assert_eq!(reference::to_f64(FloatFormat::BFLOAT16, 0x3F80), 1.0);
+/// ```
 pub fn to_f64(format: FloatFormat, bits: u128) -> f64 {
     if format == FloatFormat::BINARY64 {
         return f64::from_bits(bits as u64);
@@ -112,13 +121,19 @@ pub fn from_f64(format: FloatFormat, x: f64) -> u128 {
 /// The binary operators the hardware implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FloatOp {
+    /// `a + b`.
     Add,
+    /// `a − b`.
     Sub,
+    /// `a · b`.
     Mul,
+    /// `a / b`.
     Div,
 }
 
 impl FloatOp {
+    /// `a op b` on bit patterns of `format`, correctly rounded to nearest even; every NaN result
+    /// is the canonical quiet NaN.
     pub fn apply(self, format: FloatFormat, a: u128, b: u128) -> u128 {
         let (x, y) = (to_f64(format, a), to_f64(format, b));
         from_f64(
@@ -133,6 +148,8 @@ impl FloatOp {
     }
 }
 
+/// The square root of the bit pattern `a` in `format`, correctly rounded; the square root of a
+/// negative number (not −0) is the canonical quiet NaN.
 pub fn sqrt(format: FloatFormat, a: u128) -> u128 {
     from_f64(format, to_f64(format, a).sqrt())
 }

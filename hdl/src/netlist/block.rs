@@ -18,11 +18,18 @@ use super::vcd::Vcd;
 use super::{verilog, Netlist, Wire};
 use crate::stream::{AxisMaster, AxisSlave, StreamWidths};
 
+/// A [`Netlist`] as a rust-hdl block with input stream `s_axis` (`WI`-bit `tdata`, `KI`-bit
+/// `tkeep`) and output stream `m_axis` (`WO`, `KO`); `tkeep` is not read and driven all ones,
+/// `tuser` is driven zero.
 #[derive(LogicBlock)]
 pub struct NetlistStream<const WI: usize, const KI: usize, const WO: usize, const KO: usize> {
+    /// Clock; the netlist's registers take their inputs at its rising edge.
     pub clk: Signal<In, Clock>,
+    /// Synchronous active-high reset.
     pub rst: Signal<In, Bit>,
+    /// Input stream.
     pub s_axis: AxisSlave<WI, KI>,
+    /// Output stream.
     pub m_axis: AxisMaster<WO, KO>,
     _core: Box<Core>,
 }
@@ -97,6 +104,7 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Netlist
         NetlistStream { clk: Default::default(), rst: Default::default(), s_axis: Default::default(), m_axis: Default::default(), _core: Box::new(core) }
     }
 
+    /// The wrapped netlist (flattened: instances inlined).
     pub fn netlist(&self) -> &Netlist {
         self._core.eval.netlist()
     }

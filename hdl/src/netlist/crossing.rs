@@ -1,6 +1,6 @@
 //! Streams between clock domains: an asynchronous FIFO whose storage is written on one clock
 //! and read on the other, with Gray-coded pointers crossing through two-flop synchronisers (the
-//! only values [`Netlist::check_domains`] lets cross besides the storage itself).
+//! only values [`Netlist::check_domains`](super::Netlist::check_domains) lets cross besides the storage itself).
 
 use super::signal::{Design, Sig};
 use super::stream::{Axis, Source};

@@ -12,10 +12,12 @@
 use super::{Netlist, Op, Wire};
 use crate::Error;
 
+/// A clock domain: its clock port and how its synchronous reset reaches the module.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Domain {
     /// Clock port name.
     pub name: String,
+    /// Where the domain's reset comes from.
     pub reset: Reset,
 }
 
@@ -28,7 +30,12 @@ pub enum Reset {
     Named(String),
     /// An active-low port (Vitis's `ap_rst_n`) registered (one flop, initialised to reset) into
     /// the active-high reset `reset`.
-    Low { port: String, reset: String },
+    Low {
+        /// The active-low input port.
+        port: String,
+        /// The active-high reset registered from it.
+        reset: String,
+    },
 }
 
 impl Default for Domain {

@@ -18,6 +18,7 @@ pub struct Instance {
     pub name: String,
     /// Module name of the child, before the export prefixes it with the top's (`link`).
     pub module_name: String,
+    /// The child design, shared by all its instances.
     pub module: Rc<Netlist>,
     /// Each child input (by its input name) and the parent wire driving it.
     pub inputs: Vec<(String, Wire)>,

@@ -15,19 +15,46 @@
 //! an operand produced at stage `s' < s`, the builder inserts `s - s'` registers (shared by all
 //! users), so operands always meet in the same cycle. Operators mark the places where a register
 //! may go with [`Cuts`]; the stage count chosen for an operator decides which places get one.
+//!
+//! A counter with an enable, simulated and written as Verilog:
+//!
+//! ```
+//! use weft_hdl::netlist::{eval::Evaluator, verilog, Design};
+//!
+//! let d = Design::new();
+//! let enable = d.input("enable", 1);
+//! let count = d.reg("count", 8, 0);
+//! count.next_when(enable, count.q + 1);
+//! d.output("count", count.q);
+//! let net = d.finish();
+//!
+//! let mut sim = Evaluator::new(net.clone());
+//! sim.reset(1);
+//! sim.set_input("enable", 1);
+//! for _ in 0..3 {
+//!     sim.settle();
+//!     sim.clock(false);
+//! }
+//! sim.settle();
+//! assert_eq!(sim.get_output("count"), 3);
+//! assert!(verilog::module(&net, "counter").contains("module counter"));
+//! ```
 
 pub mod block;
 mod branch;
 mod buffers;
 mod build;
 pub mod crossing;
+mod cuts;
 pub mod domain;
 pub mod eval;
 mod fold;
 pub mod hierarchy;
+mod op;
 mod parts;
 mod ports;
 pub mod signal;
+mod state;
 pub mod stream;
 pub mod stream_check;
 pub mod units;
@@ -36,73 +63,27 @@ pub mod verilog;
 
 use std::collections::HashMap;
 
+pub use cuts::Cuts;
 pub use domain::{Domain, Reset};
 pub use hierarchy::Instance;
+pub use op::Op;
 pub use parts::Queue;
 pub use signal::{Design, Mem, Operand, Reg, Sig, State, StateEnum};
 pub use stream::{Axis, AxisShape, Inst, Sink, Source};
 pub use units::Unit;
 
-/// Handle to a node's output.
+/// Handle to a node's output: its index in [`Netlist::nodes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Wire(pub usize);
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum Op {
-    /// A value driven from outside (a port slice), set before evaluation.
-    Input(String),
-    /// A constant, zero-extended to the node's width.
-    Const(u128),
-    Add(Wire, Wire),
-    Sub(Wire, Wire),
-    /// Unsigned product; the result is as wide as both operands together.
-    Mul(Wire, Wire),
-    And(Wire, Wire),
-    Or(Wire, Wire),
-    Xor(Wire, Wire),
-    Not(Wire),
-    /// Logical shifts by a variable amount; shifting by the width or more gives zero.
-    Shl(Wire, Wire),
-    Shr(Wire, Wire),
-    Eq(Wire, Wire),
-    /// Unsigned and two's-complement less-than.
-    Ult(Wire, Wire),
-    Slt(Wire, Wire),
-    /// `sel ? a : b`.
-    Mux(Wire, Wire, Wire),
-    /// `{hi, lo}`.
-    Concat(Wire, Wire),
-    /// `a[lo +: width]`.
-    Slice(Wire, usize),
-    /// Number of leading zeros (the width when the operand is zero).
-    Lzc(Wire),
-    /// XOR of all bits (one bit wide).
-    Parity(Wire),
-    /// Asynchronous read of memory `mem` (an index into [`Netlist::memories`]) at `addr`.
-    MemRead {
-        mem: usize,
-        addr: Wire,
-    },
-    /// A register: `d` taken at the rising edge of its node's clock domain when `enable` is high;
-    /// `reset` is loaded by the domain's synchronous reset (data registers have none).
-    Reg {
-        d: Wire,
-        enable: Option<Wire>,
-        reset: Option<u128>,
-    },
-    /// A value defined later (feedback through registers); resolved with [`Netlist::resolve`].
-    Forward(Option<Wire>),
-    /// Output `port` (a child output name, possibly a `name@lo` slice) of instance `inst`.
-    InstanceOutput {
-        inst: usize,
-        port: String,
-    },
-}
-
+/// One node of a netlist: an operation and the bit-vector value it drives.
 #[derive(Clone, Debug)]
 pub struct Node {
+    /// What the node computes.
     pub op: Op,
+    /// Width of its value in bits, 1 or more.
     pub width: usize,
+    /// Pipeline stage: clock cycles after the inputs at which the value is valid.
     pub stage: usize,
     /// Readable name for the generated Verilog.
     pub name: Option<String>,
@@ -117,7 +98,9 @@ pub struct Node {
 /// An output of the netlist: a named wire.
 #[derive(Clone, Debug)]
 pub struct Output {
+    /// Port name in the Verilog.
     pub name: String,
+    /// The value driven on the port.
     pub wire: Wire,
 }
 
@@ -125,11 +108,15 @@ pub struct Output {
 /// any number of asynchronous read ports ([`Op::MemRead`]); its contents have no reset.
 #[derive(Clone, Debug)]
 pub struct Memory {
+    /// Name of the memory array in the Verilog.
     pub name: String,
+    /// Word width in bits.
     pub width: usize,
+    /// Number of words, a power of two of 2 or more.
     pub depth: usize,
     /// `(enable, address, data)`, set with [`Netlist::memory_write`].
     pub write: Option<(Wire, Wire, Wire)>,
+    /// Clock domain of the write port (an index into [`Netlist::domains`]).
     pub domain: usize,
     /// Read from another domain (the storage of a clock-crossing FIFO): reads are not checked
     /// against the write domain.
@@ -142,7 +129,9 @@ pub struct Memory {
 /// declares them as `localparam`s and compares and assigns the register through them.
 #[derive(Clone, Debug)]
 pub struct StateEncoding {
+    /// The state register's output.
     pub reg: Wire,
+    /// Name of each value, in value order.
     pub names: Vec<&'static str>,
 }
 
@@ -150,14 +139,20 @@ pub struct StateEncoding {
 /// with [`Netlist::drive`].
 #[derive(Clone, Copy, Debug)]
 pub struct Register {
+    /// The register's output.
     pub q: Wire,
     d: Wire,
 }
 
+/// A word-level synchronous netlist: nodes, output ports, memories, child instances and clock
+/// domains, built with the raw methods here or through a [`Design`].
 #[derive(Clone, Debug)]
 pub struct Netlist {
+    /// Every node; a [`Wire`] indexes it.
     pub nodes: Vec<Node>,
+    /// Output ports, in declaration order.
     pub outputs: Vec<Output>,
+    /// Memories; [`Op::MemRead`] and the write ports index them.
     pub memories: Vec<Memory>,
     /// Child netlists kept as instances (see [`hierarchy`]).
     pub instances: Vec<Instance>,
@@ -232,14 +227,17 @@ fn is_port_name(name: &str) -> bool {
 }
 
 impl Netlist {
+    /// An empty netlist with the one clock domain `clk`/`rst`.
     pub fn new() -> Netlist {
         Netlist::default()
     }
 
+    /// Width of `w` in bits.
     pub fn width(&self, w: Wire) -> usize {
         self.nodes[w.0].width
     }
 
+    /// Pipeline stage at which `w` is valid.
     pub fn stage_of(&self, w: Wire) -> usize {
         self.nodes[w.0].stage
     }
@@ -249,6 +247,7 @@ impl Netlist {
         self.stage
     }
 
+    /// Places new nodes at `stage`.
     pub fn set_stage(&mut self, stage: usize) {
         self.stage = stage;
     }
@@ -322,6 +321,8 @@ impl Netlist {
         w
     }
 
+    /// An input port of `width` bits at the current stage; panics unless `name` is a Verilog
+    /// identifier that is not a keyword.
     pub fn input(&mut self, name: &str, width: usize) -> Wire {
         assert!(is_port_name(name), "netlist input `{name}`: a port name is letters, digits and `_`, not a Verilog keyword");
         let w = self.push(Op::Input(name.to_string()), width, self.stage, None);
@@ -329,11 +330,13 @@ impl Netlist {
         w
     }
 
+    /// An output port `name` driven by `w`; the name follows the rule of [`Netlist::input`].
     pub fn output(&mut self, name: &str, w: Wire) {
         assert!(is_port_name(name), "netlist output `{name}`: a port name is letters, digits and `_`, not a Verilog keyword");
         self.outputs.push(Output { name: name.to_string(), wire: w });
     }
 
+    /// A constant of `width` bits (`value` masked to it); equal constants share one node.
     pub fn constant(&mut self, value: u128, width: usize) -> Wire {
         let value = value & mask(width);
         if let Some(w) = self.consts.get(&(value, width)) {
@@ -405,6 +408,7 @@ impl Netlist {
         self.memories.len() - 1
     }
 
+    /// An asynchronous read port of memory `mem`; `addr` is `log2(depth)` bits (panics otherwise).
     pub fn memory_read(&mut self, mem: usize, addr: Wire) -> Wire {
         assert_eq!(1 << self.width(addr), self.memories[mem].depth, "memory {} address width", self.memories[mem].name);
         let addr = self.at_stage(addr);
@@ -413,6 +417,8 @@ impl Netlist {
         self.push(Op::MemRead { mem, addr }, width, stage, None)
     }
 
+    /// The one write port of memory `mem`: `data` written at `addr` at the clock edge when
+    /// `enable` is high; panics on a second port or a wrong data or address width.
     pub fn memory_write(&mut self, mem: usize, enable: Wire, addr: Wire, data: Wire) {
         assert!(self.memories[mem].write.is_none(), "memory {} has one write port", self.memories[mem].name);
         assert_eq!(self.width(data), self.memories[mem].width, "memory {} data width", self.memories[mem].name);
@@ -439,37 +445,5 @@ impl Netlist {
     pub fn register_bits(&self) -> usize {
         let own: usize = self.nodes.iter().filter(|n| matches!(n.op, Op::Reg { .. })).map(|n| n.width).sum();
         own + self.instances.iter().map(|i| i.module.register_bits()).sum::<usize>()
-    }
-}
-
-/// The places an operator may take a pipeline register, and which of them the chosen stage
-/// count uses. `priority` lists the places from most to least useful (the longest logic first);
-/// a depth of `d` takes the first `d`.
-pub struct Cuts {
-    active: Vec<bool>,
-    next: usize,
-}
-
-impl Cuts {
-    pub fn new(depth: usize, priority: &[usize]) -> Cuts {
-        assert!(depth <= priority.len(), "stage count {depth} above the deepest split {}", priority.len());
-        let mut active = vec![false; priority.len()];
-        for p in &priority[..depth] {
-            active[*p] = true;
-        }
-        Cuts { active, next: 0 }
-    }
-
-    /// Passes one place: the following nodes land one stage later when the place is active.
-    pub fn cut(&mut self, net: &mut Netlist) {
-        if self.active[self.next] {
-            net.stage += 1;
-        }
-        self.next += 1;
-    }
-
-    /// Checks the operator passed every place it declared.
-    pub fn finish(self) {
-        assert_eq!(self.next, self.active.len(), "operator passed {} of {} cut places", self.next, self.active.len());
     }
 }

@@ -14,10 +14,10 @@
 //! binding's name: `sig!(crc_ok = crc.eq(expected));`.
 
 use std::cell::{RefCell, RefMut};
-use std::marker::PhantomData;
 use std::ops;
 use std::panic::Location;
 
+pub use super::state::{State, StateEnum};
 use super::{Netlist, Register, Wire};
 
 /// A netlist under construction, with the register rules not yet applied.
@@ -31,7 +31,9 @@ pub struct Design {
 /// A value of `width` bits in a [`Design`].
 #[derive(Clone, Copy)]
 pub struct Sig<'d> {
+    /// The netlist node driving the value.
     pub wire: Wire,
+    /// Width in bits.
     pub width: usize,
     design: &'d Design,
 }
@@ -45,6 +47,7 @@ impl std::fmt::Debug for Sig<'_> {
 /// What may stand where a [`Sig`] is expected: a signal, or an integer constant that takes the
 /// width of the signal it meets.
 pub trait Operand<'d> {
+    /// The value as a signal; an integer becomes a constant of `like`'s width (masked to it).
     fn to_sig(self, like: Sig<'d>) -> Sig<'d>;
     /// The signal itself, when this is one (not an integer).
     fn as_sig(&self) -> Option<Sig<'d>> {
@@ -87,6 +90,7 @@ impl Default for Design {
 }
 
 impl Design {
+    /// An empty design (one clock domain, `clk`/`rst`).
     pub fn new() -> Design {
         Design { net: RefCell::new(Netlist::new()), rules: RefCell::new(vec![]), open: RefCell::new(vec![]) }
     }
@@ -107,10 +111,12 @@ impl Design {
         self.sig(w)
     }
 
+    /// An input port of `width` bits; see [`Netlist::input`].
     pub fn input(&self, name: &str, width: usize) -> Sig<'_> {
         self.make(|n| n.input(name, width))
     }
 
+    /// An output port driven by `value`; see [`Netlist::output`].
     pub fn output(&self, name: &str, value: Sig) {
         self.net.borrow_mut().output(name, value.wire);
     }
@@ -153,14 +159,6 @@ impl Design {
     pub fn memory(&self, name: &str, width: usize, depth: usize) -> Mem<'_> {
         let index = self.net.borrow_mut().memory(name, width, depth);
         Mem { index, design: self }
-    }
-
-    /// A state register of a [`StateEnum`], in its first state after reset.
-    pub fn state<E: StateEnum>(&self, name: &str) -> State<'_, E> {
-        let width = (usize::BITS - (E::COUNT - 1).max(1).leading_zeros()) as usize;
-        let reg = self.reg(name, width, 0);
-        self.net().states.push(super::StateEncoding { reg: reg.q.wire, names: E::NAMES.to_vec() });
-        State { reg, _enum: PhantomData }
     }
 
     /// The netlist, with every register's rules applied. Panics on an instance input left
@@ -237,11 +235,13 @@ impl<'d> Sig<'d> {
         self.design.net.borrow().const_value(self.wire)
     }
 
+    /// One bit: `self == other`.
     #[track_caller]
     pub fn eq(self, other: impl Operand<'d>) -> Sig<'d> {
         let o = other.to_sig(self);
         self.bin("eq", o, Netlist::eq)
     }
+    /// One bit: `self != other`.
     #[track_caller]
     pub fn ne(self, other: impl Operand<'d>) -> Sig<'d> {
         !self.eq(other)
@@ -252,15 +252,18 @@ impl<'d> Sig<'d> {
         let o = other.to_sig(self);
         self.bin("lt", o, Netlist::ult)
     }
+    /// Unsigned `>=`.
     #[track_caller]
     pub fn ge(self, other: impl Operand<'d>) -> Sig<'d> {
         !self.lt(other)
     }
+    /// Unsigned `>`.
     #[track_caller]
     pub fn gt(self, other: impl Operand<'d>) -> Sig<'d> {
         let o = other.to_sig(self);
         o.lt(self)
     }
+    /// Unsigned `<=`.
     #[track_caller]
     pub fn le(self, other: impl Operand<'d>) -> Sig<'d> {
         !self.gt(other)
@@ -284,6 +287,7 @@ impl<'d> Sig<'d> {
         }
         self.un(|n, a| n.slice(a, lo, width))
     }
+    /// Bit `index`, one bit wide.
     #[track_caller]
     pub fn bit(self, index: usize) -> Sig<'d> {
         self.bits(index, 1)
@@ -307,10 +311,12 @@ impl<'d> Sig<'d> {
         same_width("mux", a, b);
         self.design.make(|n| n.mux(self.wire, a.wire, b.wire))
     }
+    /// Zero-extended to `width` bits (at least its own).
     #[track_caller]
     pub fn zext(self, width: usize) -> Sig<'d> {
         self.un(|n, a| n.zext(a, width))
     }
+    /// Sign-extended to `width` bits (at least its own).
     pub fn sext(self, width: usize) -> Sig<'d> {
         self.un(|n, a| n.sext(a, width))
     }
@@ -318,6 +324,7 @@ impl<'d> Sig<'d> {
     pub fn resize(self, width: usize) -> Sig<'d> {
         self.un(|n, a| n.resize(a, width))
     }
+    /// One bit: every bit clear.
     pub fn is_zero(self) -> Sig<'d> {
         self.un(Netlist::is_zero)
     }
@@ -329,6 +336,7 @@ impl<'d> Sig<'d> {
     pub fn all(self) -> Sig<'d> {
         self.un(Netlist::all_ones)
     }
+    /// One bit: XOR of all bits.
     pub fn parity(self) -> Sig<'d> {
         self.un(Netlist::parity)
     }
@@ -336,12 +344,15 @@ impl<'d> Sig<'d> {
     pub fn lzc(self) -> Sig<'d> {
         self.un(Netlist::lzc)
     }
+    /// Logical `self << amount`, same width; an amount of the width or more gives zero.
     pub fn shl(self, amount: Sig<'d>) -> Sig<'d> {
         self.design.make(|n| n.shl(self.wire, amount.wire))
     }
+    /// Logical `self >> amount`, same width; an amount of the width or more gives zero.
     pub fn shr(self, amount: Sig<'d>) -> Sig<'d> {
         self.design.make(|n| n.shr(self.wire, amount.wire))
     }
+    /// `self << amount` by a constant, same width (bits shifted out are lost).
     pub fn shl_const(self, amount: usize) -> Sig<'d> {
         self.un(|n, a| n.shl_const(a, amount))
     }
@@ -379,6 +390,7 @@ impl<'d> ops::Not for Sig<'d> {
 /// A memory made with [`Design::memory`].
 #[derive(Clone, Copy)]
 pub struct Mem<'d> {
+    /// Index into [`Netlist::memories`].
     pub index: usize,
     design: &'d Design,
 }
@@ -406,6 +418,7 @@ impl<'d> Mem<'d> {
 /// A state register with rules; read it through `q`.
 #[derive(Clone, Copy)]
 pub struct Reg<'d> {
+    /// The register's output.
     pub q: Sig<'d>,
     index: usize,
 }
@@ -439,51 +452,6 @@ impl<'d> Reg<'d> {
     pub fn clear_when(self, cond: Sig<'d>) -> Reg<'d> {
         self.next_when(cond, 0)
     }
-}
-
-/// The states of a state machine: a fieldless enum, first variant after reset. Implement it with
-/// [`state_enum!`](crate::state_enum).
-pub trait StateEnum: Copy {
-    const COUNT: usize;
-    /// The variants' names, in order (the Verilog's `localparam` names).
-    const NAMES: &'static [&'static str];
-    fn index(self) -> usize;
-}
-
-/// A state register over a [`StateEnum`].
-#[derive(Clone, Copy)]
-pub struct State<'d, E: StateEnum> {
-    pub reg: Reg<'d>,
-    _enum: PhantomData<E>,
-}
-
-impl<'d, E: StateEnum> State<'d, E> {
-    /// High while in `state`.
-    pub fn is(self, state: E) -> Sig<'d> {
-        self.reg.q.eq(state.index() as u128)
-    }
-    /// Moves to `state` at the next edge when `cond` is high (later rules win).
-    pub fn go_when(self, cond: Sig<'d>, state: E) -> State<'d, E> {
-        self.reg.next_when(cond, state.index() as u128);
-        self
-    }
-}
-
-/// Declares a fieldless enum usable as the states of a [`State`] register.
-#[macro_export]
-macro_rules! state_enum {
-    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        $vis enum $name { $($variant),+ }
-        impl $crate::netlist::StateEnum for $name {
-            const COUNT: usize = [$(stringify!($variant)),+].len();
-            const NAMES: &'static [&'static str] = &[$(stringify!($variant)),+];
-            fn index(self) -> usize {
-                self as usize
-            }
-        }
-    };
 }
 
 /// `sig!(name = expr);` binds `name` to the value of `expr` and gives it that name in the

@@ -20,12 +20,25 @@ use super::verilog::ports;
 use super::{Netlist, Op};
 
 /// What a stream carries.
+///
+/// ```
+/// use weft_hdl::netlist::{AxisShape, Design};
+///
+/// let d = Design::new();
+/// let shape = AxisShape::data(64).with_keep(); // tdata[63:0], tkeep[7:0], tlast
+/// let input = d.axis_in("s_axis", shape);
+/// let output = d.axis_out("m_axis", shape);
+/// let narrow = d.axis_out("m_axis_narrow", AxisShape::data(32));
+/// assert!(d.connect(&input, &narrow).is_err()); // 64-bit data into 32-bit data
+/// d.connect(&input, &output).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AxisShape {
     /// `tdata` bits.
     pub data: usize,
     /// `tkeep` present (`data / 8` bits).
     pub keep: bool,
+    /// `tlast` present.
     pub last: bool,
     /// `tuser` bits (0: none).
     pub user: usize,
@@ -34,15 +47,19 @@ pub struct AxisShape {
 }
 
 impl AxisShape {
+    /// `data` bits of `tdata` with `tlast`, `tready`, and no `tkeep` or `tuser`.
     pub fn data(data: usize) -> AxisShape {
         AxisShape { data, keep: false, last: true, user: 0, always_ready: false }
     }
+    /// The same shape with `tkeep` (`data` must be a multiple of 8).
     pub fn with_keep(self) -> AxisShape {
         AxisShape { keep: true, ..self }
     }
+    /// The same shape with `user` bits of `tuser`.
     pub fn with_user(self, user: usize) -> AxisShape {
         AxisShape { user, ..self }
     }
+    /// The same shape without `tready` (credit-driven: the receiver always accepts).
     pub fn always_ready(self) -> AxisShape {
         AxisShape { always_ready: true, ..self }
     }
@@ -53,11 +70,17 @@ impl AxisShape {
 pub struct Axis<'d> {
     /// Where the stream is, for messages (`router.m_axis_xp`).
     pub name: String,
+    /// What the stream carries.
     pub shape: AxisShape,
+    /// `tdata`.
     pub data: Sig<'d>,
+    /// `tkeep`, when the shape has it.
     pub keep: Option<Sig<'d>>,
+    /// `tlast`, when the shape has it.
     pub last: Option<Sig<'d>>,
+    /// `tuser`, when the shape has it.
     pub user: Option<Sig<'d>>,
+    /// `tvalid`.
     pub valid: Sig<'d>,
     /// `None` when always ready.
     pub ready: Option<Sig<'d>>,
@@ -201,6 +224,7 @@ impl Design {
 
 /// A child instance: its ports by name.
 pub struct Inst<'d> {
+    /// Instance name in the parent.
     pub name: String,
     child: Rc<Netlist>,
     inputs: BTreeMap<String, Sig<'d>>,
@@ -217,6 +241,7 @@ impl<'d> Inst<'d> {
         *self.inputs.get(port).unwrap_or_else(|| panic!("`{}` has no input `{port}`; its inputs: {}", self.name, self.names(false)))
     }
 
+    /// The value of output `port`; panics, listing the outputs, when there is none.
     pub fn output(&self, port: &str) -> Sig<'d> {
         *self.outputs.get(port).unwrap_or_else(|| panic!("`{}` has no output `{port}`; its outputs: {}", self.name, self.names(true)))
     }

@@ -16,7 +16,9 @@ use crate::Error;
 /// The two sides' clock domains and periods (any unit; equal domains: one clock).
 #[derive(Clone, Copy, Debug)]
 pub struct StreamClocks {
+    /// Domain index and clock period of `s_axis`.
     pub input: (usize, u64),
+    /// Domain index and clock period of `m_axis`.
     pub output: (usize, u64),
 }
 

@@ -19,7 +19,9 @@ use super::{Memory, Netlist, Node, Op, StateEncoding, Wire};
 /// A unit: the instance name in its parent and the child module's name.
 #[derive(Clone, Debug)]
 pub struct Unit {
+    /// Instance name in the parent module.
     pub instance: String,
+    /// Module name of the child.
     pub module: String,
 }
 

@@ -2,8 +2,8 @@
 //! point, fixed point ([`types`]), comparisons and `select`, conversions, and stream offsets
 //! (the value of a lane or binding some beats earlier or later, [`offsets`]).
 //! The same DAG evaluates in software (the golden model, [`model`]: native `f32` arithmetic in
-//! the order written, the fixed-point reference for fixed point) and schedules into a netlist
-//! ([`lower`]): each operation starts when its last operand is ready, delay registers balance
+//! the order written, the fixed-point reference for fixed point) and schedules into a netlist:
+//! each operation starts when its last operand is ready, delay registers balance
 //! every other operand, and the whole pipeline sits behind one input and one output
 //! AXI4-Stream with back-pressure ([`crate::netlist::block::feed_forward`], or [`offsets`] for
 //! a kernel with stream offsets). A kernel whose outputs are vector sums emits one beat per
@@ -38,6 +38,7 @@ pub struct Value(usize);
 /// An operation of the DAG; its result type is in [`Kernel::types`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Node {
+    /// Input lane `i`.
     Input(usize),
     /// A constant, as its type's bit pattern.
     Const(u64),
@@ -53,6 +54,7 @@ pub enum Node {
     Select(Value, Value, Value),
     /// Minimum and maximum. Floats: a NaN operand gives the canonical quiet NaN; −0 < +0.
     Min(Value, Value),
+    /// Maximum; the same rules as [`Node::Min`].
     Max(Value, Value),
     /// Absolute value: clears a float's sign bit (NaN included); saturates fixed point.
     Abs(Value),
@@ -74,6 +76,7 @@ impl Stages {
     pub fn balanced(format: FloatFormat) -> Stages {
         Stages(FloatOperator::ALL.iter().map(|op| (op.name(), op.max_stages(format).div_ceil(2))).collect())
     }
+    /// The stage count of float operator `op`; panics when it is not set.
     pub fn of(&self, op: FloatOperator) -> usize {
         self.0[op.name()]
     }
@@ -95,16 +98,40 @@ pub struct Schedule {
     pub register_bits: usize,
 }
 
+/// A streaming kernel: input lanes, a DAG of operations, output lanes.
+///
+/// ```
+/// use weft_hdl::float::{FloatFormat, FloatOperator};
+/// use weft_hdl::pipeline::{Kernel, Stages};
+///
+/// // y = a·b + c in binary32: three input lanes, one output lane
+/// let mut k = Kernel::new("mul_add", FloatFormat::BINARY32);
+/// let (a, b, c) = (k.input("a"), k.input("b"), k.input("c"));
+/// let ab = k.op(FloatOperator::Mul, &[a, b]);
+/// let y = k.op(FloatOperator::Add, &[ab, c]);
+/// k.output("y", y);
+/// let bits = |x: f32| x.to_bits();
+/// assert_eq!(k.evaluate(&[bits(2.0), bits(3.0), bits(1.0)]), [bits(7.0)]);
+/// assert_eq!((k.input_bits(), k.output_bits()), (96, 32));
+///
+/// let (net, schedule) = k.netlist(&Stages::balanced(FloatFormat::BINARY32)).unwrap();
+/// assert_eq!(schedule.latency, net.latency());
+/// ```
 #[derive(Clone, Debug)]
 pub struct Kernel {
+    /// The kernel's name, used in messages and as the name of its exported module.
     pub name: String,
+    /// The float format of its float values; its width is every lane's slot width.
     pub format: FloatFormat,
+    /// Input lane names, lane 0 first.
     pub inputs: Vec<String>,
+    /// The operations in creation order; a [`Value`] indexes them.
     pub nodes: Vec<Node>,
     /// The type of each node's value.
     pub types: Vec<Type>,
     /// Names of values (the DSL's bindings), for readable Verilog of offset kernels.
     pub names: BTreeMap<Value, String>,
+    /// Output lanes (name and value), lane 0 first.
     pub outputs: Vec<(String, Value)>,
     /// The outputs are sums over each vector (`tlast` ends it) of their per-beat values: one
     /// output beat per vector instead of one per input beat.
@@ -112,6 +139,7 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// An empty kernel computing in `format`.
     pub fn new(name: &str, format: FloatFormat) -> Kernel {
         Kernel { name: name.into(), format, inputs: vec![], nodes: vec![], types: vec![], names: BTreeMap::new(), outputs: vec![], per_vector: false }
     }
@@ -141,15 +169,19 @@ impl Kernel {
     pub fn constant(&mut self, bits: u64) -> Value {
         self.constant_typed(bits, Type::Float(self.format))
     }
+    /// A constant of type `ty`, given as its bit pattern.
     pub fn constant_typed(&mut self, bits: u64, ty: Type) -> Value {
         self.push(Node::Const(bits), ty)
     }
+    /// A float operation on values of one float format; panics on the wrong number of operands
+    /// or a non-float operand.
     pub fn op(&mut self, op: FloatOperator, operands: &[Value]) -> Value {
         assert_eq!(operands.len(), op.operands(), "{} takes {} operands", op.name(), op.operands());
         let ty = self.ty(operands[0]);
         assert!(matches!(ty, Type::Float(_)) && operands.iter().all(|v| self.ty(*v) == ty), "{}: float operands of one format", op.name());
         self.push(Node::Op(op, operands.to_vec()), ty)
     }
+    /// `−a`: flips a float's sign bit; saturating `0 − a` for fixed point.
     pub fn neg(&mut self, a: Value) -> Value {
         let ty = self.ty(a);
         self.push(Node::Neg(a), ty)
@@ -185,11 +217,13 @@ impl Kernel {
             Type::Bool => Err(Error::Operand(format!("`{}` takes float or fixed-point values, not bools", op.name()))),
         }
     }
+    /// `a cmp b`, a [`Type::Bool`]; [`Error::Operand`] when the types differ or are bools.
     pub fn compare(&mut self, cmp: Cmp, a: Value, b: Value) -> Result<Value, Error> {
         self.same(&format!("`{}`", cmp.symbol()), a, b)?;
         self.numeric(&format!("`{}`", cmp.symbol()), a)?;
         Ok(self.push(Node::Compare(cmp, a, b), Type::Bool))
     }
+    /// `c ? a : b`; [`Error::Operand`] unless `c` is a bool and `a`, `b` share one type.
     pub fn select(&mut self, c: Value, a: Value, b: Value) -> Result<Value, Error> {
         if self.ty(c) != Type::Bool {
             return Err(Error::Operand(format!("select's condition is a comparison (a bool), not {}", self.ty(c))));
@@ -197,16 +231,21 @@ impl Kernel {
         let ty = self.same("select", a, b)?;
         Ok(self.push(Node::Select(c, a, b), ty))
     }
+    /// Minimum (a float NaN gives the canonical quiet NaN, −0 < +0); [`Error::Operand`] on mixed
+    /// types or bools.
     pub fn min(&mut self, a: Value, b: Value) -> Result<Value, Error> {
         let ty = self.same("min", a, b)?;
         self.numeric("min", a)?;
         Ok(self.push(Node::Min(a, b), ty))
     }
+    /// Maximum, with the rules of [`Kernel::min`].
     pub fn max(&mut self, a: Value, b: Value) -> Result<Value, Error> {
         let ty = self.same("max", a, b)?;
         self.numeric("max", a)?;
         Ok(self.push(Node::Max(a, b), ty))
     }
+    /// Absolute value: clears a float's sign bit (NaN included), saturates fixed point;
+    /// [`Error::Operand`] for a bool.
     pub fn abs(&mut self, a: Value) -> Result<Value, Error> {
         let ty = self.numeric("abs", a)?;
         Ok(self.push(Node::Abs(a), ty))
@@ -247,6 +286,7 @@ impl Kernel {
         self.outputs.push((name.into(), value));
     }
 
+    /// Width of `s_axis_tdata`: one slot of the float format per input lane.
     pub fn input_bits(&self) -> usize {
         self.inputs.len() * self.format.width()
     }
@@ -254,12 +294,15 @@ impl Kernel {
     pub fn input_type(&self, lane: usize) -> Type {
         self.nodes.iter().zip(&self.types).find_map(|(n, t)| (*n == Node::Input(lane)).then_some(*t)).expect("input lane")
     }
+    /// Width of `m_axis_tdata`: one slot of the float format per output lane.
     pub fn output_bits(&self) -> usize {
         self.outputs.len() * self.format.width()
     }
 
     /// Schedules the kernel into a stream netlist: lane i of `s_axis_tdata` is input i, lane j
-    /// of `m_axis_tdata` is output j.
+    /// of `m_axis_tdata` is output j. Errors name the kernel: no inputs or no outputs, a lane
+    /// type wider than its slot, offsets combined with vector sums ([`Error::Operand`]), or an
+    /// operator that cannot be built (a stage count out of range).
     pub fn netlist(&self, stages: &Stages) -> Result<(Netlist, Schedule), Error> {
         if self.inputs.is_empty() || self.outputs.is_empty() {
             return Err(Error::Operand(format!("kernel `{}` needs at least one input and one output", self.name)));

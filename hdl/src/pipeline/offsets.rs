@@ -17,7 +17,7 @@
 //! `K` outputs until more input arrives. Kernels without future offsets (`K = 0`) never flush.
 //!
 //! **How.** A value of *lag* `L` carries, in the slot of input beat `j`, its value for beat
-//! `j − L` (see [`super::lower`]). `x[+k]` raises the lag by `k` and needs no storage;
+//! `j − L`. `x[+k]` raises the lag by `k` and needs no storage;
 //! `x[-k]` keeps the lag and reads `k` history registers that shift once per beat (enable:
 //! the pipeline advances and the stage holds a beat). A per-beat position in the vector
 //! (saturating) and a flush flag, carried along the pipeline and through the same kind of

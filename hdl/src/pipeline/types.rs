@@ -14,13 +14,16 @@ use crate::float::FloatFormat;
 /// The type of a value in a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
+    /// A floating-point value.
     Float(FloatFormat),
+    /// A fixed-point value.
     Fixed(FixedFormat),
     /// A comparison's result, one bit: what `select` chooses with.
     Bool,
 }
 
 impl Type {
+    /// Width of the value in bits.
     pub fn width(self) -> usize {
         match self {
             Type::Float(f) => f.width(),
@@ -58,16 +61,24 @@ pub fn fixed_operation(op: FixedOp, a: FixedFormat, b: FixedFormat, out: FixedFo
 /// A comparison: its result is a [`Type::Bool`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cmp {
+    /// `<`.
     Lt,
+    /// `<=`.
     Le,
+    /// `>`.
     Gt,
+    /// `>=`.
     Ge,
+    /// `==`.
     Eq,
+    /// `!=`.
     Ne,
 }
 
 impl Cmp {
+    /// Every comparison.
     pub const ALL: [Cmp; 6] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq, Cmp::Ne];
+    /// The operator as written in the kernel language.
     pub fn symbol(self) -> &'static str {
         match self {
             Cmp::Lt => "<",

@@ -9,41 +9,21 @@
 //!   information travels in the packet header, and a block that needs more side-band bits widens
 //!   `tuser`.
 
+// rust-hdl's `LogicInterface` derive adds an undocumented `join` method to both interfaces.
+#[allow(missing_docs)]
+mod axis;
 mod beat;
 
+pub use axis::{AxisMaster, AxisSlave};
 pub use beat::Beat;
-
-use rust_hdl::prelude::*;
-
-/// The driving side of an AXI4-Stream (a block's output, `m_axis_*`).
-#[derive(Clone, Debug, Default, LogicInterface)]
-#[join = "AxisSlave"]
-pub struct AxisMaster<const W: usize, const K: usize, const U: usize = 1> {
-    pub tdata: Signal<Out, Bits<W>>,
-    pub tkeep: Signal<Out, Bits<K>>,
-    pub tlast: Signal<Out, Bit>,
-    pub tuser: Signal<Out, Bits<U>>,
-    pub tvalid: Signal<Out, Bit>,
-    pub tready: Signal<In, Bit>,
-}
-
-/// The receiving side of an AXI4-Stream (a block's input, `s_axis_*`).
-#[derive(Clone, Debug, Default, LogicInterface)]
-#[join = "AxisMaster"]
-pub struct AxisSlave<const W: usize, const K: usize, const U: usize = 1> {
-    pub tdata: Signal<In, Bits<W>>,
-    pub tkeep: Signal<In, Bits<K>>,
-    pub tlast: Signal<In, Bit>,
-    pub tuser: Signal<In, Bits<U>>,
-    pub tvalid: Signal<In, Bit>,
-    pub tready: Signal<Out, Bit>,
-}
 
 /// Compile-time check of a stream's widths; blocks evaluate it in their constructors, so a
 /// stream with a wrong `tkeep` width fails when the design is built, not in simulation.
 pub struct StreamWidths<const W: usize, const K: usize, const U: usize>;
 
 impl<const W: usize, const K: usize, const U: usize> StreamWidths<W, K, U> {
+    /// Evaluating it fails compilation unless `W` is a non-zero multiple of 8, `K == W / 8`
+    /// and `U >= 1` (`let () = StreamWidths::<W, K, U>::OK;`).
     pub const OK: () = {
         assert!(W >= 8 && W.is_multiple_of(8), "AXI4-Stream tdata width must be a non-zero multiple of 8");
         assert!(K == W / 8, "AXI4-Stream tkeep width must be tdata width / 8");

@@ -199,7 +199,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
         d.section("allreduce engine");
         let element = config.allreduce.unwrap().element;
         let e = d.instance(&Rc::new(allreduce::engine(width, element)?), &allreduce::module_name(element, width), "allreduce");
-        for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b"), ("op", "allreduce_op")] {
+        for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b"), ("op", "allreduce_op"), ("timeout", "allreduce_timeout")] {
             e.input(input).define(regs.output(reg));
         }
         // The host's address: this node's coordinates and the engine's port a.

@@ -11,7 +11,7 @@ use crate::Error;
 use weft_ip::regmap::ALLREDUCE;
 use weft_ip::router::header::{check, Checked, Header};
 use weft_ip::router::route::distance;
-use weft_ip::system::allreduce::{plan, ReduceOp, RESULT_TAG};
+use weft_ip::system::allreduce::{plan, ReduceOp, ERROR_TAG, RESULT_TAG};
 use weft_ip::weft_hdl::testbench::Rng;
 
 use super::{bits as field, scalar, value, Torus};
@@ -24,6 +24,9 @@ pub struct AllreduceRun {
     pub cycles: u64,
     /// Each node's result, as element bits.
     pub results: Vec<Vec<u128>>,
+    /// The nodes whose host received the engine's timeout packet (tag [`ERROR_TAG`]) instead of
+    /// a whole result.
+    pub timed_out: Vec<usize>,
 }
 
 /// A host: its contribution as beats (data chunks, last), the next beat, and what came back.
@@ -34,6 +37,10 @@ struct Host {
     result: Vec<u128>,
     /// Elements still to come in the packet being received (`None` between packets).
     receiving: Option<usize>,
+    /// Whether this host takes part (its vector is not empty).
+    takes_part: bool,
+    /// The engine reported a timeout to this host.
+    timed_out: bool,
 }
 
 impl<D: Device> Torus<D> {
@@ -48,15 +55,26 @@ impl<D: Device> Torus<D> {
         Ok(())
     }
 
+    /// Sets every node's watchdog (register `allreduce_timeout`): `cycles` without progress after
+    /// which an operation in flight is reported; 0 never.
+    pub fn set_allreduce_timeout(&mut self, cycles: u32) -> Result<(), Error> {
+        for n in 0..self.config.nodes() {
+            self.axil_write(n, ALLREDUCE + 20, cycles)?;
+        }
+        Ok(())
+    }
+
     /// Runs one allreduce of `vectors` (one per node, equal lengths; elements of `bits` bits, 16,
     /// 32 or 64) through port `a`, each vector sent as packets of `packets` bytes (non-zero
     /// multiples of the element's bytes, summing to the vector's); `pressure` (a seed) adds random
-    /// gaps to the hosts' streams and random back-pressure on their results. Fails after `limit`
+    /// gaps to the hosts' streams and random back-pressure on their results. A node given an
+    /// empty vector sends nothing (so the operation cannot complete): the run then ends when
+    /// every other host has its result or the engine's timeout packet. Fails after `limit`
     /// cycles.
     pub fn allreduce(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
-        let len = vectors[0].len();
+        let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
         let size = bits / 8;
         let lanes = config.width / bits;
         if ![16, 32, 64].contains(&bits) {
@@ -70,7 +88,8 @@ impl<D: Device> Torus<D> {
                 let mut beats = vec![];
                 let mut at = 0;
                 let per_chunk = 128 / bits;
-                for p in packets {
+                let takes_part = !vectors[n].is_empty();
+                for p in packets.iter().filter(|_| takes_part) {
                     let chunk = &vectors[n][at..at + p / size];
                     at += p / size;
                     let c = config.coords(n);
@@ -84,7 +103,7 @@ impl<D: Device> Torus<D> {
                         beats.push((data, i + 1 == words.len()));
                     }
                 }
-                Host { beats, next: 0, offered: false, result: vec![], receiving: None }
+                Host { beats, next: 0, offered: false, result: vec![], receiving: None, takes_part, timed_out: false }
             })
             .collect();
         let handles: Vec<(usize, _)> =
@@ -92,7 +111,7 @@ impl<D: Device> Torus<D> {
         let mut rng = Rng::new(pressure.unwrap_or(0));
         let start = self.cycle;
         loop {
-            if hosts.iter().all(|h| h.result.len() == len && h.receiving.is_none()) {
+            if hosts.iter().all(|h| !h.takes_part || h.timed_out || h.result.len() == len && h.receiving.is_none()) {
                 break;
             }
             if self.cycle - start > limit {
@@ -136,6 +155,10 @@ impl<D: Device> Torus<D> {
                     None => {
                         let raw = field(&data, 0, 128);
                         let header = Header::unpack(raw);
+                        if header.tag == ERROR_TAG && header.length == 0 && last && check(raw) == Checked::Clean(raw) && header.dst == config.coords(n) {
+                            host.timed_out = true;
+                            continue;
+                        }
                         if header.tag != RESULT_TAG || !header.length.is_multiple_of(size) || last || keep != all {
                             return Err(Error::Mismatch(format!(
                                 "node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}, tkeep {keep:#x}",
@@ -165,10 +188,11 @@ impl<D: Device> Torus<D> {
             self.clock_instant(&active);
         }
         for (n, h) in hosts.iter().enumerate() {
-            if h.result.len() != len {
+            if h.takes_part && !h.timed_out && h.result.len() != len {
                 return Err(Error::Mismatch(format!("node {n}: {} result elements, want {len}", h.result.len())));
             }
         }
-        Ok(AllreduceRun { cycles: self.cycle - start, results: hosts.into_iter().map(|h| h.result).collect() })
+        let timed_out = hosts.iter().enumerate().filter(|(_, h)| h.timed_out).map(|(n, _)| n).collect();
+        Ok(AllreduceRun { cycles: self.cycle - start, results: hosts.into_iter().map(|h| h.result).collect(), timed_out })
     }
 }

@@ -25,14 +25,20 @@ use crate::netlist::{Cuts, Design, Netlist, Wire};
 /// The operators, with their pipeline depth limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FloatOperator {
+    /// `a + b`.
     Add,
+    /// `a − b`.
     Sub,
+    /// `a · b`.
     Mul,
+    /// `a / b`.
     Div,
+    /// `√a` (one operand).
     Sqrt,
 }
 
 impl FloatOperator {
+    /// Every operator, in the order add, sub, mul, div, sqrt.
     pub const ALL: [FloatOperator; 5] = [FloatOperator::Add, FloatOperator::Sub, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt];
 
     /// The deepest useful split: one register per place the generator marks.
@@ -40,6 +46,7 @@ impl FloatOperator {
         self.priority(format).len()
     }
 
+    /// Number of operands: 1 for `Sqrt`, 2 otherwise.
     pub fn operands(self) -> usize {
         if self == FloatOperator::Sqrt {
             1
@@ -59,6 +66,7 @@ impl FloatOperator {
         }
     }
 
+    /// The operator in native binary64 arithmetic (`y` is ignored by `Sqrt`).
     pub fn apply_f64(self, x: f64, y: f64) -> f64 {
         match self {
             FloatOperator::Add => x + y,
@@ -69,6 +77,8 @@ impl FloatOperator {
         }
     }
 
+    /// Lower-case name, as in module names (`fp32_add`), messages and stage tables: `add`, `sub`,
+    /// `mul`, `div`, `sqrt`.
     pub fn name(self) -> &'static str {
         match self {
             FloatOperator::Add => "add",
@@ -95,7 +105,10 @@ impl FloatOperator {
         }
     }
 
-    /// Builds the operator on `operands` at their stage; returns the result wire.
+    /// Builds the operator on `operands` at their stage with `stages` pipeline registers;
+    /// returns the result wire (`format.width()` bits). Errors: [`Error::Parameter`] for more
+    /// than [`FloatOperator::max_stages`] stages, or a `Mul` whose format has an exponent bias
+    /// below `man + 2`; [`Error::Operand`] for the wrong number of operands.
     pub fn build(self, net: &mut Netlist, format: FloatFormat, stages: usize, operands: &[Wire]) -> Result<Wire, Error> {
         let max = self.max_stages(format);
         if stages > max {

@@ -142,6 +142,7 @@ pub struct Evaluator {
 const NONE: u32 = u32::MAX;
 
 impl Evaluator {
+    /// The netlist being evaluated, flattened (child instances inlined).
     pub fn netlist(&self) -> &Netlist {
         &self.net
     }
@@ -251,6 +252,7 @@ impl Evaluator {
         }
     }
 
+    /// The output called `name` (at most 128 bits wide), or `None` when there is none.
     pub fn output(&self, name: &str) -> Option<u128> {
         self.net.outputs.iter().find(|o| o.name == name).map(|o| self.get(o.wire))
     }

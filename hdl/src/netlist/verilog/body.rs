@@ -26,8 +26,11 @@ fn range(width: usize) -> String {
 /// Where a netlist input comes from: bits `lo..` of the signal `base` (the whole of it when
 /// `whole`).
 pub struct InputRef {
+    /// Verilog name of the signal.
     pub base: String,
+    /// Lowest bit of the signal the input starts at.
     pub lo: usize,
+    /// The input is the whole signal: written without a bit select.
     pub whole: bool,
 }
 

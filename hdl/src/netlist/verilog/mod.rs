@@ -1,7 +1,7 @@
 //! Verilog-2005 text for a [`Netlist`]: one module per distinct design, children instantiated by
 //! name. Ports are grouped (clocks and resets, input streams, output streams, register window,
 //! other inputs, status outputs) under comment headers; wires and registers carry the design's
-//! names ([`names`]); single-use logic is written inline; every memory carries both vendors' RAM
+//! names; single-use logic is written inline; every memory carries both vendors' RAM
 //! attributes; each clock domain has its own clocked block. Every literal carries its width, so
 //! the text is clean under Verilator's width warnings by construction.
 
@@ -24,8 +24,11 @@ use super::{Netlist, Op, Wire};
 /// A port of a netlist module: a netlist input or output of the same name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
+    /// Port name.
     pub name: String,
+    /// Width in bits.
     pub width: usize,
+    /// An output (`true`) or an input.
     pub output: bool,
 }
 

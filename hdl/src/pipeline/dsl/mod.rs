@@ -60,8 +60,11 @@ use lower::{resolve_type, Lowering};
 /// A DSL error at a position (1-based line and column).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DslError {
+    /// Line number, from 1.
     pub line: usize,
+    /// Column number, from 1.
     pub column: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -88,6 +91,17 @@ enum Definition {
 }
 
 /// Parses a kernel; errors name the line and column.
+///
+/// ```
+/// use weft_hdl::pipeline::dsl::parse;
+///
+/// let k = parse("kernel axpy: f32\ninput a, x, y\noutput r = a*x + y\n").unwrap();
+/// let bits = |v: f32| v.to_bits();
+/// assert_eq!(k.evaluate(&[bits(2.0), bits(3.0), bits(0.5)]), [bits(6.5)]);
+///
+/// let err = parse("kernel k\ninput a\noutput r = a + b\n").unwrap_err();
+/// assert_eq!(err.line, 3);
+/// ```
 pub fn parse(text: &str) -> Result<Kernel, DslError> {
     let mut name: Option<(String, FloatFormat)> = None;
     let mut definitions: BTreeMap<String, (Definition, Pos)> = BTreeMap::new();

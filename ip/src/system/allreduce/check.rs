@@ -81,6 +81,7 @@ pub fn check_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, see
     e.set_input("dst_b", dst_b as u128);
     e.set_input("host_dst", host as u128);
     e.set_input("op", op.code() as u128);
+    e.set_input("timeout", 0);
     let mut lengths = vec![];
     let mut left = words;
     while left > 0 {

@@ -18,10 +18,16 @@
 //! node (the host splits its vector the same way everywhere); each output packet keeps its input's
 //! length. A partial whose packet ends elsewhere than the contribution's is counted in `mismatches`.
 //!
+//! **Watchdog.** With `timeout` > 0, an operation in flight (a contribution packet taken whose
+//! result has not reached the host) that sees no beat move on any of the engine's six streams
+//! for `timeout` cycles is reported once: counter `timeouts` counts it and the host gets a
+//! header-only packet with tag [`ERROR_TAG`] between result packets. The engine keeps waiting (a
+//! late partial still completes the operation); a node that cannot recover is reset.
+//!
 //! Ports: `clk`, `rst`; `s_axis_host_*` (packets from the host: a header, whose `length` counts,
 //! then the payload), `m_axis_host_*` (result packets); `s_axis_a_*` / `m_axis_a_*` and
 //! `s_axis_b_*` / `m_axis_b_*` to the router's ports; `flags` ([`FLAGS`]), `dst_a`, `dst_b` (22 bits
-//! as `kernel_port`'s `dst`); `op` (2 bits, [`ReduceOp::code`]); `host_dst` (the same 22 bits: this node's coordinates and the host's
+//! as `kernel_port`'s `dst`); `op` (2 bits, [`ReduceOp::code`]); `timeout` (32 bits, cycles; 0 never); `host_dst` (the same 22 bits: this node's coordinates and the host's
 //! port); counters `contributions`, `results`, `mismatches`.
 //!
 //! A result packet to the host reaches it without passing a router, so the engine writes the
@@ -46,6 +52,8 @@ use crate::system::kernel_port::port_width;
 pub const PARTIAL_TAG: u16 = 0xA11D;
 /// Tag of the result packets (to the host and along the broadcast).
 pub const RESULT_TAG: u16 = 0xA11E;
+/// Tag of the header-only packet that tells the host an operation timed out.
+pub const ERROR_TAG: u16 = 0xA11F;
 /// The bits of the `flags` input, lowest first.
 pub const FLAGS: [&str; 5] = ["use_a", "use_b", "root", "fwd_a", "fwd_b"];
 /// What each of [`FLAGS`] makes the node do (the register map's field descriptions).
@@ -57,9 +65,9 @@ pub const FLAG_MEANINGS: [&str; 5] = [
     "send results to dst_b",
 ];
 /// The engine's counters: host contributions (packets) taken, result packets delivered to
-/// the host, and joined beats whose partial ended its packet where the contribution did not
-/// (or the reverse).
-pub const COUNTERS: [&str; 3] = ["contributions", "results", "mismatches"];
+/// the host, joined beats whose partial ended its packet where the contribution did not (or the
+/// reverse), and operations that timed out.
+pub const COUNTERS: [&str; 4] = ["contributions", "results", "mismatches", "timeouts"];
 /// Stages of each binary32 adder: 6 LUT levels (the router's), 12 cycles for the pair. Measured
 /// with `weft bench allreduce` on torus_4x2x1 at 4096 elements (256-byte packets): 4 stages 1715
 /// cycles, 5 stages 1961, 6 stages 1736, 7 stages 1978. The chain's rate is set by the links'
@@ -107,6 +115,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let (dst_a, dst_b) = (d.input("dst_a", 22), d.input("dst_b", 22));
     let host_dst = d.input("host_dst", 22);
     let op = d.input("op", 2);
+    let timeout = d.input("timeout", 32);
 
     d.section("payloads, each beat with its packet's length");
     let (h, h_head) = payloads(&d, "host_", &host);
@@ -192,19 +201,63 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let host_length = to_host.0.user.unwrap();
     let packets_host = aggregate_with(&d, "host_out_", &strip_user(&to_host), |d, width| {
         d.section("the host's header: from and to this node's host port, no hops, check bits");
-        fn at<'d>(name: &str, v: Sig<'d>) -> Sig<'d> {
-            v.zext(ECC_LO).shl_const(field(name).0)
-        }
-        let data = at("dst_x", host_dst) | at("src_x", host_dst) | at("length", host_length) | at("tag", result_tag);
-        let ecc = ecc_netlist(&mut d.net(), data.wire);
-        let ecc = d.sig(ecc);
-        ecc.cat(data).zext(width).named("host_header")
+        host_header(d, host_dst, host_length, result_tag, width).named("host_header")
     });
-    d.counter("results", packets_host.fire() & packets_host.0.last.unwrap());
     d.connect(&packets_a, &d.axis_out("m_axis_a", AxisShape::data(width)))?;
     d.connect(&packets_b, &d.axis_out("m_axis_b", AxisShape::data(width)))?;
-    d.connect(&packets_host, &d.axis_out("m_axis_host", AxisShape::data(width).with_keep()))?;
+
+    d.section("watchdog: an operation that makes no progress for `timeout` cycles is reported");
+    // Outstanding: contribution packets (with payload) whose result has not reached the host.
+    let host_ready = d.later(1);
+    let outstanding = d.reg("outstanding", 16, 0);
+    let delivered = (packets_host.fire() & packets_host.0.last.unwrap()).named("result_delivered");
+    let contributed = (h_head & header_length.ne(0u32)).named("contributed");
+    outstanding.next(outstanding.q + contributed.zext(16) - delivered.zext(16));
+    let moved = [host.fire(), from_a.fire(), from_b.fire(), packets_a.fire(), packets_b.fire(), packets_host.fire()];
+    let progress = moved.iter().skip(1).fold(moved[0], |acc, f| acc | *f).named("progress");
+    let idle = d.reg("idle_cycles", 32, 0);
+    let reported = d.reg("timeout_reported", 1, 0);
+    let waiting = (timeout.any() & outstanding.q.any() & !progress).named("waiting");
+    idle.next(waiting.mux(idle.q + 1u32, d.lit(0, 32)));
+    let expired = (waiting & !reported.q & (idle.q + 1u32).eq(timeout)).named("timed_out");
+    reported.set_when(expired).clear_when(progress);
+    d.counter("timeouts", expired);
+    // The error packet: one header beat (length 0, tag ERROR_TAG), between result packets.
+    let error_pending = d.reg("error_pending", 1, 0);
+    let mid_packet = d.reg("host_mid_packet", 1, 0);
+    let send_error = (error_pending.q & !mid_packet.q).named("send_error");
+    packets_host.ready(host_ready & !send_error);
+    let error_header = host_header(&d, host_dst, d.lit(0, 14), d.lit(ERROR_TAG as u128, 16), width).named("error_header");
+    let out_fire = (host_ready & send_error.mux(d.lit(1, 1), packets_host.0.valid)).named("host_out_fire");
+    let out_last = send_error.mux(d.lit(1, 1), packets_host.0.last.unwrap());
+    error_pending.clear_when(send_error & host_ready).set_when(expired);
+    mid_packet.next_when(out_fire, !out_last);
+    d.counter("results", delivered);
+    let all = d.lit((1u128 << (width / 8)) - 1, width / 8);
+    let host_out = Source(Axis {
+        name: "host_out".into(),
+        shape: AxisShape::data(width).with_keep(),
+        data: send_error.mux(error_header, packets_host.0.data),
+        keep: Some(send_error.mux(all, packets_host.0.keep.unwrap())),
+        last: Some(out_last),
+        user: None,
+        valid: send_error | packets_host.0.valid,
+        ready: Some(host_ready),
+    });
+    d.connect(&host_out, &d.axis_out("m_axis_host", AxisShape::data(width).with_keep()))?;
     Ok(d.finish())
+}
+
+/// A header as the router delivers a packet injected at the host's own port: `dst` and `src`
+/// both `host_dst`, no hops, `length` and `tag`, the check bits.
+fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'d>, width: usize) -> Sig<'d> {
+    fn at<'d>(name: &str, v: Sig<'d>) -> Sig<'d> {
+        v.zext(ECC_LO).shl_const(field(name).0)
+    }
+    let data = at("dst_x", host_dst) | at("src_x", host_dst) | at("length", length) | at("tag", tag);
+    let ecc = ecc_netlist(&mut d.net(), data.wire);
+    let ecc = d.sig(ecc);
+    ecc.cat(data).zext(width)
 }
 
 fn strip_user<'d>(s: &Source<'d>) -> Source<'d> {

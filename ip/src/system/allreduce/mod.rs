@@ -9,7 +9,7 @@ pub mod engine;
 pub mod plan;
 
 pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};
-pub use engine::{engine, module_name, COUNTERS, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
+pub use engine::{engine, module_name, COUNTERS, ERROR_TAG, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
 pub use plan::{chain, packet_sizes, plan, reference, reference_f32, Program};
 
 /// The engine as a shipped module (`weft check allreduce_w128`).
