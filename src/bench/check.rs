@@ -11,6 +11,7 @@
 //! (place-and-route takes minutes to hours per module), the router's load sweeps and the larger
 //! meshes and vectors (their small points are checked instead).
 
+use super::tables::load;
 use crate::Error;
 use serde_json::Value;
 use std::path::Path;
@@ -38,12 +39,6 @@ impl Figure {
     pub fn holds(&self) -> bool {
         (self.measured - self.committed).abs() <= self.tolerance * self.committed.abs().max(1e-12)
     }
-}
-
-fn load(dir: &Path, file: &str) -> Result<Value, Error> {
-    let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::from(e).context(path.display()))?;
-    serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
 }
 
 /// The first element of the array `list` whose fields equal `key`.

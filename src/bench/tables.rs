@@ -50,7 +50,8 @@ fn verilog_of(dir: &Path, module: &str) -> Option<PathBuf> {
     None
 }
 
-fn load(dir: &Path, file: &str) -> Result<Value, Error> {
+/// A benchmark's JSON file `file` in `dir`; an unreadable or malformed file names its path.
+pub(crate) fn load(dir: &Path, file: &str) -> Result<Value, Error> {
     let path = dir.join(file);
     let text = std::fs::read_to_string(&path).map_err(|e| Error::from(e).context(path.display()))?;
     serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
