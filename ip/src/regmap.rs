@@ -127,15 +127,14 @@ pub const ALLREDUCE: u32 = 0x0A0;
 /// destinations ([`crate::system::allreduce::plan()`] computes them), the operator of the next
 /// operation, and the element type the engine was generated for (read-only).
 pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allreduce::ElementType) -> Vec<Register> {
-    use crate::system::allreduce::ELEMENT_TYPES;
-    let code = ELEMENT_TYPES.iter().position(|t| *t == element).unwrap_or(0) as u32;
+    let code = element.code();
     let dst = || vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")];
     vec![
         reg("allreduce_flags", ALLREDUCE, flags.len(), Source::Stored(0), "Allreduce: this node's role", flags.iter().enumerate().map(|(i, (f, w))| field(f, i, 1, w)).collect()),
         reg("allreduce_dst_a", ALLREDUCE + 4, 22, Source::Stored(0), "Allreduce: destination of partial sums (at the root: of one result copy), header bits 21:0", dst()),
         reg("allreduce_dst_b", ALLREDUCE + 8, 22, Source::Stored(0), "Allreduce: destination of forwarded results, header bits 21:0", dst()),
-        reg("allreduce_op", ALLREDUCE + 12, 2, Source::Stored(0), "Allreduce: the operator, the same on every node: 0 sum, 1 minimum, 2 maximum (IEEE 754-2019), 3 reserved (sums)", vec![]),
-        reg("allreduce_type", ALLREDUCE + 16, 2, Source::Constant(code), "Allreduce: the element type of the engine: 0 binary32, 1 binary64, 2 binary16, 3 bfloat16", vec![]),
+        reg("allreduce_op", ALLREDUCE + 12, 2, Source::Stored(0), "Allreduce: the operator, the same on every node: 0 sum, 1 minimum, 2 maximum (IEEE 754-2019 on floats, signed on int32), 3 bitwise OR (broadcast, allgather)", vec![]),
+        reg("allreduce_type", ALLREDUCE + 16, 3, Source::Constant(code), "Allreduce: the element type of the engine: 0 binary32, 1 binary64, 2 binary16, 3 bfloat16, 4 int32", vec![]),
         reg(
             "allreduce_timeout",
             ALLREDUCE + 20,

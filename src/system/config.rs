@@ -335,7 +335,7 @@ impl SystemConfig {
                 let element = a
                     .element
                     .as_deref()
-                    .map_or(Ok(ElementType::F32), |t| ElementType::parse(t).map_err(|_| Error::Input(format!("`allreduce.type` = \"{t}\": allowed \"f32\", \"f64\", \"f16\", \"bf16\""))))?;
+                    .map_or(Ok(ElementType::F32), |t| ElementType::parse(t).map_err(|_| Error::Input(format!("`allreduce.type` = \"{t}\": allowed \"f32\", \"f64\", \"f16\", \"bf16\", \"i32\""))))?;
                 Some(Allreduce { ports: [port(0)?, port(1)?], element })
             }
         };

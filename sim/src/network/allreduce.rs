@@ -11,7 +11,7 @@ use crate::Error;
 use weft_ip::regmap::ALLREDUCE;
 use weft_ip::router::header::{check, Checked, Header};
 use weft_ip::router::route::distance;
-use weft_ip::system::allreduce::{plan, ReduceOp, ERROR_TAG, RESULT_TAG};
+use weft_ip::system::allreduce::{packet_sizes, plan, Collective, ElementType, ReduceOp, ERROR_TAG, RESULT_TAG};
 use weft_ip::weft_hdl::testbench::Rng;
 
 use super::{bits as field, scalar, value, Torus};
@@ -37,7 +37,7 @@ struct Host {
     result: Vec<u128>,
     /// Elements still to come in the packet being received (`None` between packets).
     receiving: Option<usize>,
-    /// Whether this host takes part (its vector is not empty).
+    /// Whether this host expects a result.
     takes_part: bool,
     /// The engine reported a timeout to this host.
     timed_out: bool,
@@ -53,6 +53,28 @@ impl<D: Device> Torus<D> {
             }
         }
         Ok(())
+    }
+
+    /// Runs one collective `c` of the user's vectors `inputs` (one per node, equal lengths, elements
+    /// of `ty` as bits) with the operator `op` (broadcast, allgather and barrier run `or`), on the
+    /// engine at ports `[a, b]`: writes every node's program, sends each host's contribution as
+    /// packets of at most `packet_bytes`, and returns each node's result as the user sees it
+    /// ([`Collective::result`]); `pressure` and `limit` as in [`Torus::allreduce`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn collective(&mut self, c: Collective, ports: [usize; 2], ty: ElementType, op: ReduceOp, inputs: &[Vec<u128>], packet_bytes: usize, pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
+        let config = self.config.clone();
+        for (n, p) in c.programs(&config, ports).map_err(|e| Error::Config(e.to_string()))?.iter().enumerate() {
+            for (k, v) in [p.flags, p.dst_a, p.dst_b, c.operator(op).code()].into_iter().enumerate() {
+                self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
+            }
+        }
+        let sends = c.contributions(&config, inputs);
+        let n = inputs.first().map_or(0, |v| v.len());
+        let expects: Vec<usize> = (0..config.nodes()).map(|node| c.delivered(&config, node, n)).collect();
+        let bytes = sends.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes();
+        let run = self.engine_operation(ports[0], ty.bits(), &sends, &expects, &packet_sizes(bytes, packet_bytes), pressure, limit)?;
+        let results = run.results.into_iter().enumerate().map(|(node, r)| if r.is_empty() { r } else { c.result(&config, node, r) }).collect();
+        Ok(AllreduceRun { results, ..run })
     }
 
     /// Sets every node's watchdog (register `allreduce_timeout`): `cycles` without progress after
@@ -72,6 +94,16 @@ impl<D: Device> Torus<D> {
     /// every other host has its result or the engine's timeout packet. Fails after `limit`
     /// cycles.
     pub fn allreduce(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
+        let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
+        let expects: Vec<usize> = vectors.iter().map(|v| if v.is_empty() { 0 } else { len }).collect();
+        self.engine_operation(a, bits, vectors, &expects, packets, pressure, limit)
+    }
+
+    /// Runs one operation of the engine: each node's host sends `vectors[n]` (empty: nothing) as
+    /// packets of `packets` bytes and takes `expects[n]` result elements (0: none). The run ends
+    /// when every host that expects a result has it whole or has the engine's timeout packet.
+    #[allow(clippy::too_many_arguments)]
+    fn engine_operation(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], expects: &[usize], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
@@ -88,8 +120,8 @@ impl<D: Device> Torus<D> {
                 let mut beats = vec![];
                 let mut at = 0;
                 let per_chunk = 128 / bits;
-                let takes_part = !vectors[n].is_empty();
-                for p in packets.iter().filter(|_| takes_part) {
+                let takes_part = expects[n] > 0;
+                for p in packets.iter().filter(|_| !vectors[n].is_empty()) {
                     let chunk = &vectors[n][at..at + p / size];
                     at += p / size;
                     let c = config.coords(n);
@@ -111,13 +143,13 @@ impl<D: Device> Torus<D> {
         let mut rng = Rng::new(pressure.unwrap_or(0));
         let start = self.cycle;
         loop {
-            if hosts.iter().all(|h| !h.takes_part || h.timed_out || h.result.len() == len && h.receiving.is_none()) {
+            if hosts.iter().enumerate().all(|(n, h)| !h.takes_part || h.timed_out || h.result.len() == expects[n] && h.receiving.is_none()) {
                 break;
             }
             if self.cycle - start > limit {
                 let got: Vec<usize> = hosts.iter().map(|h| h.result.len()).collect();
                 let sent: Vec<usize> = hosts.iter().map(|h| h.next).collect();
-                return Err(Error::Stuck(format!("allreduce of {len} elements not complete after {limit} cycles: beats sent {sent:?} of {}, elements received {got:?}", hosts[0].beats.len())));
+                return Err(Error::Stuck(format!("collective of {len} elements not complete after {limit} cycles: beats sent {sent:?}, elements received {got:?} of {expects:?}")));
             }
             let active = self.next_instant();
             let mut ready = vec![false; nodes];
@@ -188,8 +220,8 @@ impl<D: Device> Torus<D> {
             self.clock_instant(&active);
         }
         for (n, h) in hosts.iter().enumerate() {
-            if h.takes_part && !h.timed_out && h.result.len() != len {
-                return Err(Error::Mismatch(format!("node {n}: {} result elements, want {len}", h.result.len())));
+            if !h.timed_out && h.result.len() != expects[n] {
+                return Err(Error::Mismatch(format!("node {n}: {} result elements, want {}", h.result.len(), expects[n])));
             }
         }
         let timed_out = hosts.iter().enumerate().filter(|(_, h)| h.timed_out).map(|(n, _)| n).collect();

@@ -37,9 +37,16 @@ fn packets(elements: &[u128], bits: usize, lengths: &[usize], header: impl Fn(us
 }
 
 /// Operands of `ty` that exercise the operators: specials (±0, ±∞, NaN, the smallest subnormal,
-/// the largest finite value), values near one (so sums round), and any bit pattern.
+/// the largest finite value; on int32 0, ±1 and the extremes), values near one (so sums round),
+/// and any bit pattern.
 pub fn operand(ty: ElementType, rng: &mut Rng) -> u128 {
-    let f = ty.format();
+    let Some(f) = ty.float() else {
+        let special = [0u32, 1, u32::MAX, i32::MAX as u32, i32::MIN as u32];
+        return match rng.below(3) {
+            0 => special[rng.below(5) as usize],
+            _ => rng.next_u64() as u32,
+        } as u128;
+    };
     let (w, man) = (f.width(), f.man);
     let sign = |rng: &mut Rng| (rng.below(2) as u128) << (w - 1);
     let random = |rng: &mut Rng| (0..w).step_by(64).fold(0u128, |acc, k| acc | (rng.next_u64() as u128) << k) & ((1u128 << w) - 1);

@@ -55,14 +55,15 @@ pub const RESULT_TAG: u16 = 0xA11E;
 /// Tag of the header-only packet that tells the host an operation timed out.
 pub const ERROR_TAG: u16 = 0xA11F;
 /// The bits of the `flags` input, lowest first.
-pub const FLAGS: [&str; 5] = ["use_a", "use_b", "root", "fwd_a", "fwd_b"];
+pub const FLAGS: [&str; 6] = ["use_a", "use_b", "root", "fwd_a", "fwd_b", "no_result"];
 /// What each of [`FLAGS`] makes the node do (the register map's field descriptions).
-pub const FLAG_MEANINGS: [&str; 5] = [
-    "add the partial arriving on port a",
-    "at the root: add the partial arriving on port b",
-    "this node is the root: its sum is the result",
+pub const FLAG_MEANINGS: [&str; 6] = [
+    "combine the partial arriving on port a",
+    "at the root: combine the partial arriving on port b",
+    "this node is the root: its combination is the result",
     "at the root: send the result to dst_a",
     "send results to dst_b",
+    "no result comes back for this node's contributions (a reduce away from its root): the watchdog does not wait for one",
 ];
 /// The engine's counters: host contributions (packets) taken, result packets delivered to
 /// the host, joined beats whose partial ended its packet where the contribution did not (or the
@@ -74,15 +75,42 @@ pub const COUNTERS: [&str; 4] = ["contributions", "results", "mismatches", "time
 /// credit round trips with traffic both ways, which the engine's latency shifts.
 pub const ADD_STAGES: usize = 6;
 
-/// The combining kernel's DSL: lanes `a`, then `h`, then `b`; for lane `i` the outputs `s_i =
-/// (a_i + h_i) + b_i`, then every `lo_i = min(min(a_i, h_i), b_i)`, then every `hi_i = max(…)`.
+/// The combining kernel's DSL: lanes `a`, then `h`, then `b`, then `x` (bit patterns the join
+/// computed: the OR, and on int32 the operation's result, which the kernel only delays); for lane
+/// `i` the outputs `s_i = (a_i + h_i) + b_i`, then every `lo_i = min(min(a_i, h_i), b_i)`, then
+/// every `hi_i = max(…)`, then every `p_i = x_i`. For floating-point elements only (int32 is
+/// combined at the join, [`int_stage`]).
 pub fn combine_kernel(ty: ElementType, lanes: usize) -> String {
-    let names = |p: &str| (0..lanes).map(|i| format!("{p}{i}")).collect::<Vec<_>>().join(", ");
+    let names = |p: &str| (0..lanes).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
+    // A fixed-point lane holds at most 32 bits: a binary64 pattern travels as two halves.
+    let (part, parts) = delayed_parts(ty);
+    let x: Vec<String> = (0..lanes * parts).map(|k| format!("x{k}: ufix<{part},0>")).collect();
+    let through: Vec<String> = (0..lanes * parts).map(|k| format!("p{k} = x{k}")).collect();
     let mut outputs: Vec<String> = (0..lanes).map(|i| format!("s{i} = (a{i} + h{i}) + b{i}")).collect();
     outputs.extend((0..lanes).map(|i| format!("lo{i} = min(ah_min{i}, b{i})")));
     outputs.extend((0..lanes).map(|i| format!("hi{i} = max(ah_max{i}, b{i})")));
+    outputs.extend(through);
     let lets: String = (0..lanes).map(|i| format!("let ah_min{i} = min(a{i}, h{i})\nlet ah_max{i} = max(a{i}, h{i})\n")).collect();
-    format!("kernel allreduce_{}_x{lanes}: {}\ninput {}, {}, {}\n{lets}output {}\n", ty.name(), ty.name(), names("a"), names("h"), names("b"), outputs.join(", "))
+    let inputs = [names("a"), names("h"), names("b"), x].concat().join(", ");
+    format!("kernel allreduce_{}_x{lanes}: {}\ninput {inputs}\n{lets}output {}\n", ty.name(), ty.name(), outputs.join(", "))
+}
+
+/// The int32 combiner's stage: the join's results through a register slice, with the float
+/// kernel's stream ports (`s_axis_*`, `m_axis_*`), so the join's ready never waits on its own
+/// output.
+fn int_stage(width: usize) -> Netlist {
+    let d = Design::new();
+    let input = d.axis_in("s_axis", AxisShape::data(width));
+    let out = d.register_slice("stage", &input);
+    d.connect(&out, &d.axis_out("m_axis", AxisShape::data(width))).expect("same shape");
+    d.finish()
+}
+
+/// How the kernel carries an element's delayed bit pattern: parts of `.0` bits (at most 32, a
+/// fixed-point lane's limit), `.1` of them, each in its own lane slot.
+fn delayed_parts(ty: ElementType) -> (usize, usize) {
+    let part = ty.bits().min(32);
+    (part, ty.bits() / part)
 }
 
 /// The engine's module name: `allreduce_w<W>` for binary32 (the shipped module), else
@@ -98,12 +126,19 @@ pub fn module_name(ty: ElementType, width: usize) -> String {
 /// Builds the engine for ports of `width` bits (a multiple of 128) and elements of `ty`.
 pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let (bits, lanes) = (ty.bits(), width / ty.bits());
-    let kernel = dsl::parse(&combine_kernel(ty, lanes)).map_err(Error::kernel("allreduce combiner"))?;
-    // Adders of ADD_STAGES stages: the engine sits in every node, so it keeps to the router's
-    // LUT levels rather than the kernels' balanced (shallower, deeper-logic) split.
-    let mut stages = Stages::balanced(kernel.format);
-    stages.0.insert(FloatOperator::Add.name(), ADD_STAGES);
-    let (net, schedule) = kernel.netlist(&stages)?;
+    let (net, combiner, latency) = match ty.float() {
+        Some(_) => {
+            let kernel = dsl::parse(&combine_kernel(ty, lanes)).map_err(Error::kernel("allreduce combiner"))?;
+            // Adders of ADD_STAGES stages: the engine sits in every node, so it keeps to the
+            // router's LUT levels rather than the kernels' balanced (shallower, deeper-logic) split.
+            let mut stages = Stages::balanced(kernel.format);
+            stages.0.insert(FloatOperator::Add.name(), ADD_STAGES);
+            let (net, schedule) = kernel.netlist(&stages)?;
+            (net, kernel.name, schedule.latency)
+        }
+        None => (int_stage(width), format!("allreduce_i32_x{lanes}"), 1),
+    };
+    let data_in = port_width(&net, "s_axis_tdata");
     let (keep, user, last) = (port_width(&net, "s_axis_tkeep"), port_width(&net, "s_axis_tuser"), port_width(&net, "s_axis_tlast") > 0);
     let d = Design::new();
     let host = d.axis_in("s_axis_host", AxisShape::data(width));
@@ -111,7 +146,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let from_b = d.axis_in("s_axis_b", AxisShape::data(width).with_keep());
     let flags = d.input("flags", FLAGS.len());
     let flag = |name: &str| flags.bit(FLAGS.iter().position(|f| *f == name).unwrap()).named(name);
-    let (use_a, use_b, root, fwd_a, fwd_b) = (flag("use_a"), flag("use_b"), flag("root"), flag("fwd_a"), flag("fwd_b"));
+    let (use_a, use_b, root, fwd_a, fwd_b, no_result) = (flag("use_a"), flag("use_b"), flag("root"), flag("fwd_a"), flag("fwd_b"), flag("no_result"));
     let (dst_a, dst_b) = (d.input("dst_a", 22), d.input("dst_b", 22));
     let host_dst = d.input("host_dst", 22);
     let op = d.input("op", 2);
@@ -125,8 +160,8 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let [b_join, b_result] = d.steer(&b, root);
     let join_b = (root & use_b).named("join_b");
 
-    d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a op h) op b ({} cycles)", schedule.latency));
-    let sum = d.instance(&Rc::new(net), &kernel.name, "adders");
+    d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a op h) op b ({latency} cycles)"));
+    let sum = d.instance(&Rc::new(net), &combiner, "adders");
     let k_ready = sum.output("s_axis_tready");
     // Each contribution's length waits beside the adders for the packet's sums (its last beat
     // leaves with the adders' `tlast`); a header with no payload has no sums and no entry.
@@ -141,16 +176,39 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     b_join.ready(join_b & take & h.0.valid & a_ok);
     let fire = (take & h.0.valid & a_ok & b_ok).named("join_fire");
     d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
-    // An operand a node does not have is the operator's identity (op 3, reserved, sums).
+    // An operand a node does not have is the operator's identity.
     let is = |o: ReduceOp| op.eq(o.code()).named(&format!("op_{}", o.name()));
-    let (is_min, is_max) = (is(ReduceOp::Min), is(ReduceOp::Max));
+    let (is_min, is_max, is_or) = (is(ReduceOp::Min), is(ReduceOp::Max), is(ReduceOp::Or));
     let identity = REDUCE_OPS.map(|o| d.lit(o.identity(ty), bits));
-    let not_min = is_max.mux(identity[2], identity[0]).named("identity_unless_min");
-    let identity = is_min.mux(identity[1], not_min).named("identity");
-    let mut inputs: Vec<Sig> = (0..lanes).map(|i| use_a.mux(a.0.data.bits(bits * i, bits), identity)).collect();
-    inputs.extend((0..lanes).map(|i| h.0.data.bits(bits * i, bits)));
-    inputs.extend((0..lanes).map(|i| join_b.mux(b_join.0.data.bits(bits * i, bits), identity)));
-    sum.input("s_axis_tdata").define(from_words(&d, &inputs));
+    let identity = by_op(op, identity).named("identity");
+    let (a_lanes, h_lanes, b_lanes): (Vec<Sig>, Vec<Sig>, Vec<Sig>) = (
+        (0..lanes).map(|i| use_a.mux(a.0.data.bits(bits * i, bits), identity)).collect(),
+        (0..lanes).map(|i| h.0.data.bits(bits * i, bits)).collect(),
+        (0..lanes).map(|i| join_b.mux(b_join.0.data.bits(bits * i, bits), identity)).collect(),
+    );
+    // The bit patterns the kernel only delays: the OR (the identity is 0), and on int32 the
+    // operation's result in the same order, (a op h) op b.
+    let x: Vec<Sig> = (0..lanes)
+        .map(|i| {
+            let (a, h, b) = (a_lanes[i], h_lanes[i], b_lanes[i]);
+            let or = (a | h | b).named(&format!("or{i}"));
+            if ty.float().is_some() {
+                return or;
+            }
+            let sum = (a + h + b).named(&format!("sum{i}"));
+            let a_below_h = a.slt(h);
+            let lo = a_below_h.mux(a, h);
+            let lo = b.slt(lo).mux(b, lo).named(&format!("min{i}"));
+            let hi = a_below_h.mux(h, a);
+            let hi = hi.slt(b).mux(b, hi).named(&format!("max{i}"));
+            by_op(op, [sum, lo, hi, or]).named(&format!("int{i}"))
+        })
+        .collect();
+    let (part, parts) = delayed_parts(ty);
+    let x: Vec<Sig> = x.iter().flat_map(|v| (0..parts).map(move |k| v.bits(part * k, part).zext(bits))).collect();
+    let inputs: Vec<Sig> = if ty.float().is_some() { [a_lanes, h_lanes, b_lanes, x].concat() } else { x };
+    // The kernel's input port ends at its last used bit (a delayed half's slot is half used).
+    sum.input("s_axis_tdata").define(from_words(&d, &inputs).bits(0, data_in));
     sum.input("s_axis_tvalid").define(fire);
     if keep > 0 {
         sum.input("s_axis_tkeep").define(d.lit((1u128 << keep) - 1, keep));
@@ -175,11 +233,20 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
         name: "sum".into(),
         shape: AxisShape::data(width).with_keep().with_user(14),
         data: {
-            // The kernel's outputs: every sum, then every minimum, then every maximum.
+            // The kernel's outputs: every sum, then every minimum, then every maximum, then the
+            // delayed bit patterns (on int32 only these).
             let all = sum.output("m_axis_tdata");
-            let (sums, minima, maxima) = (all.bits(0, width).named("sums"), all.bits(width, width).named("minima"), all.bits(2 * width, width).named("maxima"));
-            let not_min = is_max.mux(maxima, sums).named("combined_unless_min");
-            is_min.mux(minima, not_min).named("combined")
+            let from = if ty.float().is_some() { 3 * width } else { 0 };
+            let delayed: Vec<Sig> = (0..lanes * parts).map(|k| all.bits(from + bits * k, part)).collect();
+            let delayed = from_words(&d, &delayed).named("delayed");
+            if ty.float().is_some() {
+                let (sums, minima, maxima) = (all.bits(0, width).named("sums"), all.bits(width, width).named("minima"), all.bits(2 * width, width).named("maxima"));
+                let not_min = is_max.mux(maxima, sums).named("combined_unless_min");
+                let not_or = is_min.mux(minima, not_min).named("combined_unless_or");
+                is_or.mux(delayed, not_or).named("combined")
+            } else {
+                delayed.named("combined")
+            }
         },
         keep: Some(out_last.mux(last_keep, all)),
         last: Some(out_last),
@@ -207,12 +274,14 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     d.connect(&packets_b, &d.axis_out("m_axis_b", AxisShape::data(width)))?;
 
     d.section("watchdog: an operation that makes no progress for `timeout` cycles is reported");
-    // Outstanding: contribution packets (with payload) whose result has not reached the host.
+    // Outstanding: contribution packets (with payload) whose result has not reached the host. A
+    // result nothing awaits (a broadcast's, at a node that contributed nothing) counts nothing.
     let host_ready = d.later(1);
     let outstanding = d.reg("outstanding", 16, 0);
     let delivered = (packets_host.fire() & packets_host.0.last.unwrap()).named("result_delivered");
-    let contributed = (h_head & header_length.ne(0u32)).named("contributed");
-    outstanding.next(outstanding.q + contributed.zext(16) - delivered.zext(16));
+    let contributed = (h_head & header_length.ne(0u32) & !no_result).named("contributed");
+    let awaited = (delivered & (outstanding.q.any() | contributed)).named("awaited_result");
+    outstanding.next(outstanding.q + contributed.zext(16) - awaited.zext(16));
     let moved = [host.fire(), from_a.fire(), from_b.fire(), packets_a.fire(), packets_b.fire(), packets_host.fire()];
     let progress = moved.iter().skip(1).fold(moved[0], |acc, f| acc | *f).named("progress");
     let idle = d.reg("idle_cycles", 32, 0);
@@ -258,6 +327,11 @@ fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'
     let ecc = ecc_netlist(&mut d.net(), data.wire);
     let ecc = d.sig(ecc);
     ecc.cat(data).zext(width)
+}
+
+/// The value of `values` (indexed by register value) that `op` selects.
+fn by_op<'d>(op: Sig<'d>, values: [Sig<'d>; 4]) -> Sig<'d> {
+    op.bit(1).mux(op.bit(0).mux(values[3], values[2]), op.bit(0).mux(values[1], values[0]))
 }
 
 fn strip_user<'d>(s: &Source<'d>) -> Source<'d> {

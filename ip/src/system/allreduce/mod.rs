@@ -1,16 +1,19 @@
-//! In-network allreduce: every node contributes a vector and receives the element-wise sum,
-//! minimum or maximum ([`mod@element`]: binary32, binary64, binary16 or bfloat16 elements),
-//! reduced in the fabric by an engine beside the router ([`mod@engine`]) along a chain of
-//! neighbours ([`mod@plan`]).
+//! In-network collectives: every node contributes a vector and receives the element-wise sum,
+//! minimum, maximum or bitwise OR ([`mod@element`]: binary32, binary64, binary16, bfloat16 or
+//! int32 elements), reduced in the fabric by an engine beside the router ([`mod@engine`]) along
+//! a chain of neighbours ([`mod@plan`]); allreduce, reduce, broadcast, allgather,
+//! reduce-scatter and barrier are programs of that engine ([`mod@collective`]).
 
 pub mod check;
+pub mod collective;
 pub mod element;
 pub mod engine;
 pub mod plan;
 
+pub use collective::Collective;
 pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};
 pub use engine::{engine, module_name, COUNTERS, ERROR_TAG, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
-pub use plan::{chain, packet_sizes, plan, reference, reference_f32, Program};
+pub use plan::{chain, packet_sizes, plan, plan_rooted, reference, reference_f32, reference_rooted, Program};
 
 /// The engine as a shipped module (`weft check allreduce_w128`).
 pub fn shipped() -> Vec<crate::shipped::Shipped> {

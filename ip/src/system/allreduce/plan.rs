@@ -55,9 +55,14 @@ fn flag(name: &str) -> u32 {
 
 /// Each node's program (indexed by node number), for the engine on ports `[a, b]`.
 pub fn plan(config: &RouterConfig, ports: [usize; 2]) -> Vec<Program> {
+    plan_rooted(config, ports, config.nodes() / 2)
+}
+
+/// [`plan()`] with the root at chain position `m` (`0 ≤ m < P`): positions below `m` pass
+/// partials up the chain to it, positions above it down.
+pub fn plan_rooted(config: &RouterConfig, ports: [usize; 2], m: usize) -> Vec<Program> {
     let order = chain(config.dims);
     let p = order.len();
-    let m = p / 2;
     let to = |i: usize, port: usize| {
         let c = order[i];
         pack_dst(c[0], c[1], c[2], port)
@@ -95,8 +100,14 @@ pub fn packet_sizes(bytes: usize, max: usize) -> Vec<usize> {
 /// The result every node receives, from each node's vector (indexed by node number; elements
 /// of `ty` as bits), in the engine's order, for the operator `op`.
 pub fn reference(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<u128> {
+    reference_rooted(config, vectors, ty, op, config.nodes() / 2)
+}
+
+/// [`reference()`] with the root at chain position `m`: `L` folds positions `0 … m−1`, `R`
+/// positions `P−1 … m+1`, the result is `(L ∘ v_m) ∘ R`.
+pub fn reference_rooted(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp, m: usize) -> Vec<u128> {
     let order: Vec<usize> = chain(config.dims).iter().map(|c| config.node(*c)).collect();
-    let (p, m) = (order.len(), order.len() / 2);
+    let p = order.len();
     let len = vectors[0].len();
     let id = op.identity(ty);
     let step =

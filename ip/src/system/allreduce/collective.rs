@@ -1,0 +1,165 @@
+//! The collectives one engine runs along the chain ([`super::plan`]), each as a program for every
+//! node's register window, what every host sends, and what every host gets back.
+//!
+//! | collective | root | operator | each host sends | each host gets |
+//! | --- | --- | --- | --- | --- |
+//! | allreduce | middle of the chain | the operation's | its vector | the reduction |
+//! | reduce | the given node | the operation's | its vector | the root: the reduction; others nothing (`no_result`) |
+//! | broadcast | the given node | `or` | the root: its vector; others nothing | the root's vector, bit for bit |
+//! | allgather | middle | `or` | its vector at its node's slot of P slots, zeros elsewhere | every vector, in node order |
+//! | reduce-scatter | middle | the operation's | its vector | its node's slice of the reduction |
+//! | barrier | middle | `or` | one zero element | one zero element, once every host has sent |
+//!
+//! `or` with zeros beside one node's bits moves those bits unchanged, NaN payloads and signed
+//! zeros included, so broadcast and allgather are exact copies on every element type.
+//! Reduce-scatter runs as an allreduce whose hosts keep their slice (slice `i` of a vector of `n`
+//! elements is `[i·n/P, (i+1)·n/P)`): it costs an allreduce. Allgather carries `P·n` elements
+//! through every link.
+
+use super::element::{ElementType, ReduceOp};
+use super::engine::FLAGS;
+use super::plan::{chain, plan_rooted, reference_rooted, Program};
+use crate::router::RouterConfig;
+
+/// One collective operation of the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collective {
+    /// Every node gets the reduction of every node's vector.
+    Allreduce,
+    /// Node `root` gets the reduction.
+    Reduce {
+        /// The node (number) that gets the result.
+        root: usize,
+    },
+    /// Every node gets node `root`'s vector.
+    Broadcast {
+        /// The node (number) whose vector every node gets.
+        root: usize,
+    },
+    /// Every node gets every node's vector, concatenated in node order.
+    Allgather,
+    /// Node `i` gets slice `i` of the reduction.
+    ReduceScatter,
+    /// Every node's host learns that every host has entered.
+    Barrier,
+}
+
+fn flag(name: &str) -> u32 {
+    1 << FLAGS.iter().position(|f| *f == name).expect("allreduce flag")
+}
+
+impl Collective {
+    /// `allreduce`, `reduce`, `broadcast`, `allgather`, `reduce-scatter` or `barrier`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::Allreduce => "allreduce",
+            Collective::Reduce { .. } => "reduce",
+            Collective::Broadcast { .. } => "broadcast",
+            Collective::Allgather => "allgather",
+            Collective::ReduceScatter => "reduce-scatter",
+            Collective::Barrier => "barrier",
+        }
+    }
+
+    /// The root's position on the chain.
+    fn root_position(self, config: &RouterConfig) -> usize {
+        match self {
+            Collective::Reduce { root } | Collective::Broadcast { root } => chain(config.dims).iter().position(|c| config.node(*c) == root).expect("root is a node"),
+            _ => config.nodes() / 2,
+        }
+    }
+
+    /// The operator the engine runs: `op` for the reductions, `or` for the copies.
+    pub fn operator(self, op: ReduceOp) -> ReduceOp {
+        match self {
+            Collective::Broadcast { .. } | Collective::Allgather | Collective::Barrier => ReduceOp::Or,
+            _ => op,
+        }
+    }
+
+    /// Every node's program (indexed by node number) for the engine on ports `[a, b]`; a root
+    /// that is not a node is an error naming the range.
+    pub fn programs(self, config: &RouterConfig, ports: [usize; 2]) -> Result<Vec<Program>, crate::Error> {
+        if let Collective::Reduce { root } | Collective::Broadcast { root } = self {
+            if root >= config.nodes() {
+                return Err(crate::Error::Config(format!("{} root {root}: allowed nodes 0..={}", self.name(), config.nodes() - 1)));
+            }
+        }
+        let m = self.root_position(config);
+        let mut programs = plan_rooted(config, ports, m);
+        for p in programs.iter_mut() {
+            let root = p.flags & flag("root") != 0;
+            match self {
+                Collective::Reduce { .. } if root => p.flags &= !(flag("fwd_a") | flag("fwd_b")),
+                Collective::Reduce { .. } => p.flags = (p.flags & !flag("fwd_b")) | flag("no_result"),
+                // Only the root contributes; the others pass its vector on.
+                Collective::Broadcast { .. } => p.flags &= !(flag("use_a") | flag("use_b")),
+                _ => {}
+            }
+        }
+        Ok(programs)
+    }
+
+    /// What each node's host sends (indexed by node number; empty: nothing), from the user's
+    /// vectors (`inputs`, one per node, equal lengths).
+    pub fn contributions(self, config: &RouterConfig, inputs: &[Vec<u128>]) -> Vec<Vec<u128>> {
+        let p = config.nodes();
+        match self {
+            Collective::Broadcast { root } => (0..p).map(|n| if n == root { inputs[n].clone() } else { vec![] }).collect(),
+            Collective::Allgather => {
+                let n = inputs[0].len();
+                (0..p)
+                    .map(|i| {
+                        let mut v = vec![0; n * p];
+                        v[i * n..(i + 1) * n].copy_from_slice(&inputs[i]);
+                        v
+                    })
+                    .collect()
+            }
+            Collective::Barrier => vec![vec![0]; p],
+            _ => inputs.to_vec(),
+        }
+    }
+
+    /// What each node's host gets (indexed by node number; empty: nothing), in software: the
+    /// chain's combination order ([`super::plan::reference()`]) for the reductions, copies for
+    /// the others.
+    pub fn reference(self, config: &RouterConfig, inputs: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<Vec<u128>> {
+        let p = config.nodes();
+        let reduced = || reference_rooted(config, inputs, ty, op, self.root_position(config));
+        match self {
+            Collective::Allreduce => vec![reduced(); p],
+            Collective::Reduce { root } => (0..p).map(|n| if n == root { reduced() } else { vec![] }).collect(),
+            Collective::Broadcast { root } => vec![inputs[root].clone(); p],
+            Collective::Allgather => vec![inputs.concat(); p],
+            Collective::ReduceScatter => {
+                let all = reduced();
+                (0..p).map(|i| all[slice(i, all.len(), p)].to_vec()).collect()
+            }
+            Collective::Barrier => vec![vec![0]; p],
+        }
+    }
+
+    /// The user's result at `node` from what the engine delivered to its host.
+    pub fn result(self, config: &RouterConfig, node: usize, delivered: Vec<u128>) -> Vec<u128> {
+        match self {
+            Collective::ReduceScatter => delivered[slice(node, delivered.len(), config.nodes())].to_vec(),
+            _ => delivered,
+        }
+    }
+
+    /// Elements the engine delivers to `node`'s host for user vectors of `n` elements.
+    pub fn delivered(self, config: &RouterConfig, node: usize, n: usize) -> usize {
+        match self {
+            Collective::Reduce { root } if root != node => 0,
+            Collective::Allgather => n * config.nodes(),
+            Collective::Barrier => 1,
+            _ => n,
+        }
+    }
+}
+
+/// Slice `i` of `P` of a vector of `n` elements: `[i·n/P, (i+1)·n/P)`.
+fn slice(i: usize, n: usize, p: usize) -> std::ops::Range<usize> {
+    i * n / p..(i + 1) * n / p
+}
