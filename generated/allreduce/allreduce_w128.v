@@ -89,12 +89,14 @@ module allreduce_w128(
     output wire m_axis_host_tvalid;
     // inputs
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [4:0] flags;
+    input wire [5:0] flags;
     /* verilator lint_on UNUSEDSIGNAL */
     input wire [21:0] dst_a;
     input wire [21:0] dst_b;
     input wire [21:0] host_dst;
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] op;
+    /* verilator lint_on UNUSEDSIGNAL */
     input wire [31:0] timeout;
     // outputs: status and counters
     output reg [31:0] contributions;
@@ -108,6 +110,7 @@ wire use_b;
 wire root;
 wire fwd_a;
 wire fwd_b;
+wire no_result;
 // payloads, each beat with its packet's length
 reg host_in_packet;
 wire host_head;
@@ -149,16 +152,30 @@ wire use_a_and;
 wire join_fire;
 wire op_min;
 wire op_max;
-wire [31:0] identity_unless_min;
+wire op_or;
 wire [31:0] identity;
-wire [383:0] s_axis_host_tdata_cat;
+wire [31:0] s_axis_a_tdata_sel;
+wire [31:0] s_axis_a_tdata_sel_2;
+wire [31:0] s_axis_a_tdata_sel_3;
+wire [31:0] s_axis_a_tdata_sel_4;
+wire [31:0] s_axis_b_tdata_sel;
+wire [31:0] s_axis_b_tdata_sel_2;
+wire [31:0] s_axis_b_tdata_sel_3;
+wire [31:0] s_axis_b_tdata_sel_4;
+wire [31:0] or0;
+wire [31:0] or1;
+wire [31:0] or2;
+wire [31:0] or3;
+wire [511:0] s_axis_host_tdata_cat;
 wire adders_m_axis_tvalid_and;
 wire adders_m_axis_tvalid_and_2;
 wire [15:0] sum_last_keep;
+wire [127:0] delayed;
 wire [127:0] sums;
 wire [127:0] minima;
 wire [127:0] maxima;
 wire [127:0] combined_unless_min;
+wire [127:0] combined_unless_or;
 wire [127:0] combined;
 // the root's sum is the result; elsewhere it is a partial for dst_a
 wire result_all_took_sel;
@@ -242,6 +259,7 @@ wire free_and_3;
 reg [15:0] outstanding;
 wire result_delivered;
 wire contributed;
+wire awaited_result;
 wire progress;
 reg [31:0] idle_cycles;
 reg timeout_reported;
@@ -260,7 +278,7 @@ wire host_out_out_last_sel;
 wire [127:0] header_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [13:0] lengths_mem0 [0:15];
-wire [383:0] adders_m_axis_tdata;
+wire [511:0] adders_m_axis_tdata;
 wire adders_m_axis_tvalid;
 wire adders_m_axis_tlast;
 wire adders_s_axis_tready;
@@ -270,6 +288,7 @@ assign use_b = flags[1];
 assign root = flags[2];
 assign fwd_a = flags[3];
 assign fwd_b = flags[4];
+assign no_result = flags[5];
 
 // ---- payloads, each beat with its packet's length ----
 assign host_head = (~host_in_packet) & s_axis_host_tvalid;
@@ -302,22 +321,35 @@ assign use_a_and = use_a & join_take & host_in_packet_and & b_in_packet_or;
 assign join_fire = join_take & host_in_packet_and & a_in_packet_or & b_in_packet_or;
 assign op_min = op == 2'h1;
 assign op_max = op == 2'h2;
-assign identity_unless_min = op_max ? 32'hff800000 : 32'h80000000;
-assign identity = op_min ? 32'h7f800000 : identity_unless_min;
-assign s_axis_host_tdata_cat = {(join_b ? s_axis_b_tdata[127:96] : identity), (join_b ? s_axis_b_tdata[95:64] : identity),
-    (join_b ? s_axis_b_tdata[63:32] : identity), (join_b ? s_axis_b_tdata[31:0] : identity),
-    s_axis_host_tdata[127:96], s_axis_host_tdata[95:64], s_axis_host_tdata[63:32],
-    s_axis_host_tdata[31:0], (use_a ? s_axis_a_tdata[127:96] : identity),
-    (use_a ? s_axis_a_tdata[95:64] : identity), (use_a ? s_axis_a_tdata[63:32] : identity),
-    (use_a ? s_axis_a_tdata[31:0] : identity)};
+assign op_or = op == 2'h3;
+assign identity = op[1] ? (op[0] ? 32'h0 : 32'hff800000) : (op[0] ? 32'h7f800000 : 32'h80000000);
+assign s_axis_a_tdata_sel = use_a ? s_axis_a_tdata[31:0] : identity;
+assign s_axis_a_tdata_sel_2 = use_a ? s_axis_a_tdata[63:32] : identity;
+assign s_axis_a_tdata_sel_3 = use_a ? s_axis_a_tdata[95:64] : identity;
+assign s_axis_a_tdata_sel_4 = use_a ? s_axis_a_tdata[127:96] : identity;
+assign s_axis_b_tdata_sel = join_b ? s_axis_b_tdata[31:0] : identity;
+assign s_axis_b_tdata_sel_2 = join_b ? s_axis_b_tdata[63:32] : identity;
+assign s_axis_b_tdata_sel_3 = join_b ? s_axis_b_tdata[95:64] : identity;
+assign s_axis_b_tdata_sel_4 = join_b ? s_axis_b_tdata[127:96] : identity;
+assign or0 = s_axis_a_tdata_sel | s_axis_host_tdata[31:0] | s_axis_b_tdata_sel;
+assign or1 = s_axis_a_tdata_sel_2 | s_axis_host_tdata[63:32] | s_axis_b_tdata_sel_2;
+assign or2 = s_axis_a_tdata_sel_3 | s_axis_host_tdata[95:64] | s_axis_b_tdata_sel_3;
+assign or3 = s_axis_a_tdata_sel_4 | s_axis_host_tdata[127:96] | s_axis_b_tdata_sel_4;
+assign s_axis_host_tdata_cat = {or3, or2, or1, or0, s_axis_b_tdata_sel_4, s_axis_b_tdata_sel_3, s_axis_b_tdata_sel_2,
+    s_axis_b_tdata_sel, s_axis_host_tdata[127:96], s_axis_host_tdata[95:64], s_axis_host_tdata[63:32],
+    s_axis_host_tdata[31:0], s_axis_a_tdata_sel_4, s_axis_a_tdata_sel_3, s_axis_a_tdata_sel_2,
+    s_axis_a_tdata_sel};
 assign adders_m_axis_tvalid_and = adders_m_axis_tvalid & lengths_valid;
 assign adders_m_axis_tvalid_and_2 = adders_m_axis_tvalid_and & result_all_took_sel & adders_m_axis_tlast;
 assign sum_last_keep = (lengths_head0 == 14'h0) ? 16'hffff : ((lengths_head0[3:0] == 4'h0) ? 16'hffff : (~(16'hffff << lengths_head0[3:0])));
+assign delayed = {adders_m_axis_tdata[511:480], adders_m_axis_tdata[479:448], adders_m_axis_tdata[447:416],
+    adders_m_axis_tdata[415:384]};
 assign sums = adders_m_axis_tdata[127:0];
 assign minima = adders_m_axis_tdata[255:128];
 assign maxima = adders_m_axis_tdata[383:256];
 assign combined_unless_min = op_max ? maxima : sums;
-assign combined = op_min ? minima : combined_unless_min;
+assign combined_unless_or = op_min ? minima : combined_unless_min;
+assign combined = op_or ? delayed : combined_unless_or;
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;
@@ -400,7 +432,8 @@ assign free_and_3 = free_3 & host_out_in_frame;
 
 // ---- watchdog: an operation that makes no progress for `timeout` cycles is reported ----
 assign result_delivered = host_out_out_valid & m_axis_host_tready_and & host_out_out_last;
-assign contributed = host_head & (~(packet_length == 14'h0));
+assign contributed = host_head & (~(packet_length == 14'h0)) & (~no_result);
+assign awaited_result = result_delivered & ((~(outstanding == 16'h0)) | contributed);
 assign progress = (s_axis_host_tvalid & join_take_sel) | (s_axis_a_tvalid & use_a_sel) | (s_axis_b_tvalid & join_b_sel) |
     (a_out_out_valid & m_axis_a_tready) | (b_out_out_valid & m_axis_b_tready) |
     (host_out_out_valid & m_axis_host_tready_and);
@@ -468,7 +501,7 @@ always @(posedge clk) begin
     if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? host_header : combined_sel) : host_out_out_data;
     if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? (adders_m_axis_tlast ? sum_last_keep : 16'hffff) : s_axis_b_tkeep)) : host_out_out_keep;
     if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : adders_m_axis_tlast_sel) : host_out_out_last;
-    if (rst) outstanding <= 16'h0; else outstanding <= (outstanding + ({15'h0, contributed})) - ({15'h0, result_delivered});
+    if (rst) outstanding <= 16'h0; else outstanding <= (outstanding + ({15'h0, contributed})) - ({15'h0, awaited_result});
     if (rst) idle_cycles <= 32'h0; else idle_cycles <= waiting ? (idle_cycles + 32'h1) : 32'h0;
     if (rst) timeout_reported <= 1'h0; else timeout_reported <= progress ? 1'h0 : (timed_out ? 1'h1 : timeout_reported);
     if (rst) timeouts <= 32'h0; else timeouts <= timed_out ? (timeouts + 32'h1) : timeouts;
@@ -515,16 +548,20 @@ module allreduce_w128_allreduce_f32_x4(
     input wire s_axis_tvalid;
     input wire s_axis_tlast;
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [383:0] s_axis_tdata;
+    input wire [511:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
     output wire s_axis_tready;
     // output streams
     input wire m_axis_tready;
-    output wire [383:0] m_axis_tdata;
+    output wire [511:0] m_axis_tdata;
     output wire m_axis_tvalid;
     output wire m_axis_tlast;
 
 // verilator lint_off UNUSEDSIGNAL
+wire [31:0] p0;
+wire [31:0] p1;
+wire [31:0] p2;
+wire [31:0] p3;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire s_axis_tdata_is0;
 wire s_axis_tdata_is255;
@@ -3173,7 +3210,55 @@ reg [31:0] hi3_d7;
 reg [31:0] hi3_d8;
 reg [31:0] hi3_d9;
 reg [31:0] hi3_d10;
-wire [383:0] hi3_d10_cat;
+reg [31:0] p0_d1;
+reg [31:0] p0_d2;
+reg [31:0] p0_d3;
+reg [31:0] p0_d4;
+reg [31:0] p0_d5;
+reg [31:0] p0_d6;
+reg [31:0] p0_d7;
+reg [31:0] p0_d8;
+reg [31:0] p0_d9;
+reg [31:0] p0_d10;
+reg [31:0] p0_d11;
+reg [31:0] p0_d12;
+reg [31:0] p1_d1;
+reg [31:0] p1_d2;
+reg [31:0] p1_d3;
+reg [31:0] p1_d4;
+reg [31:0] p1_d5;
+reg [31:0] p1_d6;
+reg [31:0] p1_d7;
+reg [31:0] p1_d8;
+reg [31:0] p1_d9;
+reg [31:0] p1_d10;
+reg [31:0] p1_d11;
+reg [31:0] p1_d12;
+reg [31:0] p2_d1;
+reg [31:0] p2_d2;
+reg [31:0] p2_d3;
+reg [31:0] p2_d4;
+reg [31:0] p2_d5;
+reg [31:0] p2_d6;
+reg [31:0] p2_d7;
+reg [31:0] p2_d8;
+reg [31:0] p2_d9;
+reg [31:0] p2_d10;
+reg [31:0] p2_d11;
+reg [31:0] p2_d12;
+reg [31:0] p3_d1;
+reg [31:0] p3_d2;
+reg [31:0] p3_d3;
+reg [31:0] p3_d4;
+reg [31:0] p3_d5;
+reg [31:0] p3_d6;
+reg [31:0] p3_d7;
+reg [31:0] p3_d8;
+reg [31:0] p3_d9;
+reg [31:0] p3_d10;
+reg [31:0] p3_d11;
+reg [31:0] p3_d12;
+wire [511:0] p3_d12_cat;
 reg s_axis_tvalid_q;
 reg s_axis_tlast_q;
 reg s_axis_tvalid_q_2;
@@ -3200,6 +3285,10 @@ reg out_valid;
 reg q_4;
 wire out_valid_or;
 // verilator lint_on UNUSEDSIGNAL
+assign p0 = s_axis_tdata[415:384];
+assign p1 = s_axis_tdata[447:416];
+assign p2 = s_axis_tdata[479:448];
+assign p3 = s_axis_tdata[511:480];
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
@@ -5947,7 +6036,8 @@ assign less_32 = unordered_d1_cat_16[0];
 assign equal_32 = unordered_d1_cat_16[1];
 assign unordered_32 = unordered_d1_cat_16[3];
 assign hi3 = unordered_32 ? 32'h7fc00000 : (less_32 ? s_axis_tdata_q_20 : (equal_32 ? (s_axis_tdata_q_40 & (s_axis_tdata_q_20 | 32'h7fffffff)) : s_axis_tdata_q_40));
-assign hi3_d10_cat = {hi3_d10, hi2_d10, hi1_d10, hi0_d10, lo3_d10, lo2_d10, lo1_d10, lo0_d10, s3, s2, s1, s0};
+assign p3_d12_cat = {p3_d12, p2_d12, p1_d12, p0_d12, hi3_d10, hi2_d10, hi1_d10, hi0_d10, lo3_d10, lo2_d10, lo1_d10, lo0_d10,
+    s3, s2, s1, s0};
 assign out_valid_or = (~out_valid) | m_axis_tready;
 
 always @(posedge clk) begin
@@ -6615,6 +6705,54 @@ always @(posedge clk) begin
     if (out_valid_or) hi3_d8 <= hi3_d7;
     if (out_valid_or) hi3_d9 <= hi3_d8;
     if (out_valid_or) hi3_d10 <= hi3_d9;
+    if (out_valid_or) p0_d1 <= p0;
+    if (out_valid_or) p0_d2 <= p0_d1;
+    if (out_valid_or) p0_d3 <= p0_d2;
+    if (out_valid_or) p0_d4 <= p0_d3;
+    if (out_valid_or) p0_d5 <= p0_d4;
+    if (out_valid_or) p0_d6 <= p0_d5;
+    if (out_valid_or) p0_d7 <= p0_d6;
+    if (out_valid_or) p0_d8 <= p0_d7;
+    if (out_valid_or) p0_d9 <= p0_d8;
+    if (out_valid_or) p0_d10 <= p0_d9;
+    if (out_valid_or) p0_d11 <= p0_d10;
+    if (out_valid_or) p0_d12 <= p0_d11;
+    if (out_valid_or) p1_d1 <= p1;
+    if (out_valid_or) p1_d2 <= p1_d1;
+    if (out_valid_or) p1_d3 <= p1_d2;
+    if (out_valid_or) p1_d4 <= p1_d3;
+    if (out_valid_or) p1_d5 <= p1_d4;
+    if (out_valid_or) p1_d6 <= p1_d5;
+    if (out_valid_or) p1_d7 <= p1_d6;
+    if (out_valid_or) p1_d8 <= p1_d7;
+    if (out_valid_or) p1_d9 <= p1_d8;
+    if (out_valid_or) p1_d10 <= p1_d9;
+    if (out_valid_or) p1_d11 <= p1_d10;
+    if (out_valid_or) p1_d12 <= p1_d11;
+    if (out_valid_or) p2_d1 <= p2;
+    if (out_valid_or) p2_d2 <= p2_d1;
+    if (out_valid_or) p2_d3 <= p2_d2;
+    if (out_valid_or) p2_d4 <= p2_d3;
+    if (out_valid_or) p2_d5 <= p2_d4;
+    if (out_valid_or) p2_d6 <= p2_d5;
+    if (out_valid_or) p2_d7 <= p2_d6;
+    if (out_valid_or) p2_d8 <= p2_d7;
+    if (out_valid_or) p2_d9 <= p2_d8;
+    if (out_valid_or) p2_d10 <= p2_d9;
+    if (out_valid_or) p2_d11 <= p2_d10;
+    if (out_valid_or) p2_d12 <= p2_d11;
+    if (out_valid_or) p3_d1 <= p3;
+    if (out_valid_or) p3_d2 <= p3_d1;
+    if (out_valid_or) p3_d3 <= p3_d2;
+    if (out_valid_or) p3_d4 <= p3_d3;
+    if (out_valid_or) p3_d5 <= p3_d4;
+    if (out_valid_or) p3_d6 <= p3_d5;
+    if (out_valid_or) p3_d7 <= p3_d6;
+    if (out_valid_or) p3_d8 <= p3_d7;
+    if (out_valid_or) p3_d9 <= p3_d8;
+    if (out_valid_or) p3_d10 <= p3_d9;
+    if (out_valid_or) p3_d11 <= p3_d10;
+    if (out_valid_or) p3_d12 <= p3_d11;
     if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
     if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
     if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
@@ -6641,7 +6779,7 @@ always @(posedge clk) begin
     if (out_valid_or) q_4 <= q_3;
 end
 
-assign m_axis_tdata = hi3_d10_cat;
+assign m_axis_tdata = p3_d12_cat;
 assign m_axis_tvalid = out_valid;
 assign m_axis_tlast = q_4;
 assign s_axis_tready = out_valid_or;

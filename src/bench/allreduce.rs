@@ -16,17 +16,21 @@
 //!   endpoints): the vector in P chunks; 2·(P − 1) steps in which every node sends one chunk from
 //!   port 0 to port 0 of its successor on the snake ring (consecutive nodes neighbours), each step
 //!   starting when the previous one has been delivered; the additions are charged nothing.
-//! - **Lower bound** (any algorithm, reduction anywhere): every element of a node's result
-//!   depends on every other node's element, and the node holds only its own, so at least one
-//!   4-byte value per element must reach every node: S = 4·elements bytes through its L inbound
-//!   links (two per dimension of two or more nodes: 4 on 4×2×1, 6 on 2×2×2, 2 on a ring), each at
-//!   B payload bytes a cycle (measured here: packets of `max_packet_bytes` streamed to a
-//!   neighbour, first header in to last beat out); and the farthest node's contribution needs the
-//!   torus diameter D (`Σ ⌊dim / 2⌋`) hops of h cycles (a one-hop packet at zero load, first header
-//!   beat in to first out, the fastest of three): ⌈S / (L·B)⌉ + D·h. It assumes every inbound link
-//!   busy for the whole operation and no framing beyond the measured rate.
-//! - **Endpoint bound**: the same for reduction at the endpoints (ACCL's reduce-scatter +
-//!   allgather), where each node must receive 2·(P − 1)/P · S bytes: ⌈2·(P − 1)·S / (P·L·B)⌉ + D·h.
+//! - **Lower bound** (any algorithm, reduction anywhere): every node's result depends on every
+//!   node's element, so for each element the nodes must together receive at least 2·(P − 1)
+//!   values — the minimum number of one-way messages that lets each of P nodes hear from all
+//!   the others (the gossip problem; a partial result carries no more than the values it
+//!   combines). The busiest node receives at least the average, 2·(P − 1)/P · S bytes for
+//!   S = bytes per vector, through its L inbound links (two per dimension of two or more nodes:
+//!   4 on 4×2×1, 6 on 2×2×2, 2 on a ring), each at B payload bytes a cycle (measured here:
+//!   packets of `max_packet_bytes` streamed to a neighbour, first header in to last beat out);
+//!   and the farthest node's contribution needs the torus diameter D (`Σ ⌊dim / 2⌋`) hops of h
+//!   cycles (a one-hop packet at zero load, first header beat in to first out, the fastest of
+//!   three): ⌈2·(P − 1)·S / (P·L·B)⌉ + D·h. Reduce-scatter + allgather at the endpoints moves
+//!   exactly these bytes, so the bound holds for them too. It assumes every inbound link busy for
+//!   the whole operation and no framing beyond the measured rate.
+//! - **Arrival bound** (weaker, reported beside it): each result byte reaching each node once,
+//!   ⌈S / (L·B)⌉ + D·h.
 //! - The lower bound at the links' raw rate (`lanes · 8` bytes a cycle, no framing) is reported
 //!   beside them.
 
@@ -36,7 +40,7 @@ use std::path::Path;
 use serde::Serialize;
 use weft_ip::router::Direction;
 use weft_ip::system::allreduce::check::operand;
-use weft_ip::system::allreduce::{packet_sizes, reference, ElementType, ReduceOp};
+use weft_ip::system::allreduce::{packet_sizes, reference, Collective, ElementType, ReduceOp};
 use weft_ip::system::Allreduce;
 use weft_ip::weft_hdl::testbench::Rng;
 use weft_sim::link::VerilatorDevice;
@@ -51,6 +55,8 @@ pub const LENGTHS: [usize; 8] = [1, 7, 16, 64, 256, 1000, 1024, 4096];
 /// 4096 elements: 128 B 1843 cycles, 256 B 1715, 512 B 1746, 1024 B 1969 (longer packets carry
 /// less framing but fill the chain more slowly and wait on buffer credits).
 pub const PACKET_BYTES: usize = 256;
+/// Elements per node of each collective the benchmark runs after the allreduces.
+pub const COLLECTIVE_ELEMENTS: usize = 1000;
 /// The engine's ports: `a` (host side and partials), `b`.
 pub const PORTS: [usize; 2] = [0, 1];
 
@@ -67,12 +73,11 @@ pub struct Point {
     pub baseline_cycles: Option<u64>,
     /// The endpoint ring on the same fabric, all 2·(P − 1) steps.
     pub ring_cycles: Option<u64>,
-    /// The vector's bytes over every inbound link at the measured payload rate, plus
-    /// diameter × hop.
+    /// 2·(P − 1)/P of the vector's bytes over every inbound link at the measured payload rate,
+    /// plus diameter × hop (the module's derivation).
     pub lower_bound_cycles: u64,
-    /// Reduce-scatter + allgather at the endpoints: 2·(P − 1)/P of the vector's bytes over every
-    /// inbound link, plus diameter × hop.
-    pub endpoint_bound_cycles: u64,
+    /// The vector's bytes once over every inbound link, plus diameter × hop (weaker).
+    pub arrival_bound_cycles: u64,
     /// The lower bound at the links' raw rate (`lanes · 8` bytes a cycle).
     pub raw_bound_cycles: u64,
     /// `cycles / lower_bound_cycles`.
@@ -108,6 +113,22 @@ pub struct Report {
     pub diameter: usize,
     /// One point per vector length.
     pub points: Vec<Point>,
+    /// Every collective once ([`Options::collectives`]), each checked against its reference.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub collectives: Vec<CollectivePoint>,
+}
+
+/// One collective of [`Options::collectives`] elements per node.
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectivePoint {
+    /// `allreduce`, `reduce`, `broadcast`, `allgather`, `reduce-scatter` or `barrier`.
+    pub collective: String,
+    /// The root node (reduce, broadcast), else `None`.
+    pub root: Option<usize>,
+    /// Elements of each node's vector.
+    pub elements: usize,
+    /// First contribution beat offered to the last result beat taken.
+    pub cycles: u64,
 }
 
 /// How to run.
@@ -128,6 +149,23 @@ pub struct Options {
     pub element: ElementType,
     /// The operator every operation of the run uses.
     pub op: ReduceOp,
+    /// After the allreduces, every collective once on vectors of this many elements (reduce and
+    /// broadcast rooted at node 0 and at the last node); 0: none.
+    pub collectives: usize,
+}
+
+/// The collectives [`Options::collectives`] runs on `nodes` nodes.
+pub fn collectives(nodes: usize) -> Vec<Collective> {
+    vec![
+        Collective::Allreduce,
+        Collective::Reduce { root: 0 },
+        Collective::Reduce { root: nodes - 1 },
+        Collective::Broadcast { root: 0 },
+        Collective::Broadcast { root: nodes - 1 },
+        Collective::Allgather,
+        Collective::ReduceScatter,
+        Collective::Barrier,
+    ]
 }
 
 fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
@@ -184,7 +222,24 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             }
         }
         progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
-        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, ring_cycles: None, lower_bound_cycles: 0, endpoint_bound_cycles: 0, raw_bound_cycles: 0, to_bound: 0.0 });
+        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, ring_cycles: None, lower_bound_cycles: 0, arrival_bound_cycles: 0, raw_bound_cycles: 0, to_bound: 0.0 });
+    }
+    let mut done = vec![];
+    for c in collectives(nodes).into_iter().filter(|_| options.collectives > 0) {
+        let elements = if c == Collective::Barrier { 1 } else { options.collectives };
+        let vectors: Vec<Vec<u128>> = (0..nodes).map(|_| (0..elements).map(|_| operand(ty, &mut rng)).collect()).collect();
+        let want = c.reference(&rc, &vectors, ty, options.op);
+        let limit = 200_000 + 50 * (nodes * elements) as u64;
+        let r = torus.collective(c, PORTS, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ 0xC011), limit)?;
+        if let Some(n) = (0..nodes).find(|&n| r.results[n] != want[n]) {
+            return Err(Error::Check(format!("{}: {} ({c:?}) of {elements} elements: node {n} differs from the reference", system.name, c.name())));
+        }
+        progress(&format!("{} of {elements} elements: {} cycles, every node bit-exact", c.name(), r.cycles));
+        let root = match c {
+            Collective::Reduce { root } | Collective::Broadcast { root } => Some(root),
+            _ => None,
+        };
+        done.push(CollectivePoint { collective: c.name().into(), root, elements, cycles: r.cycles });
     }
     let flipped_bits = torus.flipped_bits();
     drop(torus);
@@ -202,6 +257,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             inbound_links,
             diameter,
             points,
+            collectives: done,
         });
     }
     // The fabric alone: one hop's latency, a link's bandwidth, and the baseline.
@@ -225,9 +281,10 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let (l, hops) = (inbound_links as f64, diameter as u64 * hop_cycles);
     for p in points.iter_mut() {
         let bytes = (size * p.elements) as f64;
-        p.raw_bound_cycles = (bytes / (l * 8.0 * lanes as f64)).ceil() as u64 + hops;
-        p.lower_bound_cycles = (bytes / (l * link_bytes_per_cycle)).ceil() as u64 + hops;
-        p.endpoint_bound_cycles = (2.0 * (nodes - 1) as f64 * bytes / (nodes as f64 * l * link_bytes_per_cycle)).ceil() as u64 + hops;
+        let received = 2.0 * (nodes - 1) as f64 * bytes / nodes as f64;
+        p.raw_bound_cycles = (received / (l * 8.0 * lanes as f64)).ceil() as u64 + hops;
+        p.lower_bound_cycles = (received / (l * link_bytes_per_cycle)).ceil() as u64 + hops;
+        p.arrival_bound_cycles = (bytes / (l * link_bytes_per_cycle)).ceil() as u64 + hops;
         p.to_bound = p.cycles as f64 / p.lower_bound_cycles as f64;
         {
             let bytes = size * p.elements;
@@ -264,6 +321,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         inbound_links,
         diameter,
         points,
+        collectives: done,
     })
 }
 
@@ -275,7 +333,7 @@ pub fn table(r: &Report) -> String {
         "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, {} inbound links a node, each carrying {:.2} payload bytes a cycle\n",
         r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.hop_cycles, r.diameter, r.inbound_links, r.link_bytes_per_cycle
     );
-    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | in-network / bound | endpoint bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | in-network / bound | arrival bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for p in &r.points {
         let (b, bns, up) = match p.baseline_cycles {
             Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.cycles as f64)),
@@ -292,9 +350,15 @@ pub fn table(r: &Report) -> String {
             ns(p.cycles),
             p.lower_bound_cycles,
             p.to_bound,
-            p.endpoint_bound_cycles,
+            p.arrival_bound_cycles,
             p.raw_bound_cycles
         ));
+    }
+    if !r.collectives.is_empty() {
+        t.push_str("\n| collective | root | elements | cycles | ns |\n| --- | ---: | ---: | ---: | ---: |\n");
+        for c in &r.collectives {
+            t.push_str(&format!("| {} | {} | {} | {} | {:.0} |\n", c.collective, c.root.map_or("–".into(), |r| r.to_string()), c.elements, c.cycles, ns(c.cycles)));
+        }
     }
     t
 }
@@ -307,7 +371,7 @@ pub fn plot(r: &Report) -> String {
         Series { name: "gather + broadcast".into(), points: pts(&|p| p.baseline_cycles) },
         Series { name: "endpoint ring".into(), points: pts(&|p| p.ring_cycles) },
         Series { name: "lower bound".into(), points: pts(&|p| Some(p.lower_bound_cycles)) },
-        Series { name: "endpoint bound".into(), points: pts(&|p| Some(p.endpoint_bound_cycles)) },
+        Series { name: "arrival bound".into(), points: pts(&|p| Some(p.arrival_bound_cycles)) },
     ];
     let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.1;
     Plot { title: format!("allreduce on {}", r.system), x_label: "elements (binary32)".into(), y_label: "cycles".into(), log2_x: true, y_max, series }.svg()

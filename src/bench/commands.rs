@@ -89,6 +89,7 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
         packet_bytes: crate::bench::allreduce::PACKET_BYTES,
         element: weft_ip::system::allreduce::ElementType::F32,
         op: weft_ip::system::allreduce::ReduceOp::Sum,
+        collectives: crate::bench::allreduce::COLLECTIVE_ELEMENTS,
     };
     for system in &systems {
         let work = std::env::temp_dir().join(format!("weft-bench-allreduce-{}-{}", system.name, std::process::id()));

@@ -245,14 +245,14 @@ fn allreduce(src: &Sources) -> Result<String, Error> {
                     int(&p["cycles"]),
                     int(&p["lower_bound_cycles"]),
                     fixed(f(&p["to_bound"]), 2),
-                    int(&p["endpoint_bound_cycles"]),
+                    int(&p["arrival_bound_cycles"]),
                     int(&p["ring_cycles"]),
                     int(&p["baseline_cycles"]),
                 ]
             })
             .collect();
         let caption = format!(
-            "`{system}`: binary32 sum, cycles from the first element in to the last result out. Lower bound: the vector over all {} inbound links at {} B/cycle each plus {} hops of {} cycles. `weft bench allreduce` (bench/allreduce_{system}.json); references: the endpoint bound (reduce-scatter + allgather), an endpoint ring and gather-then-broadcast on the same fabric.",
+            "`{system}`: binary32 sum, cycles from the first element in to the last result out. Lower bound: 2(P−1)/P of the vector over all {} inbound links at {} B/cycle each plus {} hops of {} cycles; the arrival bound (the vector once) is weaker. `weft bench allreduce` (bench/allreduce_{system}.json); references: an endpoint ring and gather-then-broadcast on the same fabric.",
             j["inbound_links"],
             fixed(f(&j["link_bytes_per_cycle"]), 2),
             j["diameter"],
@@ -261,7 +261,13 @@ fn allreduce(src: &Sources) -> Result<String, Error> {
         if !t.is_empty() {
             t += "\n";
         }
-        t += &table(&caption, &["elements", "engine", "lower bound", "engine / bound", "endpoint bound", "endpoint ring", "gather + broadcast"], body);
+        t += &table(&caption, &["elements", "engine", "lower bound", "engine / bound", "arrival bound", "endpoint ring", "gather + broadcast"], body);
+        let done = rows(&j["collectives"]);
+        if !done.is_empty() {
+            let body = done.iter().map(|c| vec![c["collective"].as_str().unwrap_or("?").to_string(), if c["root"].is_null() { "–".into() } else { int(&c["root"]) }, int(&c["elements"]), int(&c["cycles"])]).collect();
+            t += "\n";
+            t += &table(&format!("`{system}`: every collective once, binary32 (sum where it reduces), cycles. `weft bench allreduce` (bench/allreduce_{system}.json)."), &["collective", "root", "elements per node", "cycles"], body);
+        }
     }
     Ok(t)
 }
