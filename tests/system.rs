@@ -328,8 +328,10 @@ fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
     let at = |name: &str| map.iter().find(|r| r.name == name).map(|r| r.addr);
     let names = ["allreduce_flags", "allreduce_dst_a", "allreduce_dst_b", "allreduce_op", "allreduce_type"];
     assert_eq!(names.map(at), [0x0A0, 0x0A4, 0x0A8, 0x0AC, 0x0B0].map(Some));
-    let typed = weft::system::parse(&format!("{base}[allreduce]\nports = [0, 1]\ntype = \"bf16\"\n")).unwrap();
-    assert_eq!(typed.node.allreduce.unwrap().element, weft_ip::system::allreduce::ElementType::Bf16);
+    for (name, ty) in [("bf16", weft_ip::system::allreduce::ElementType::Bf16), ("i32", weft_ip::system::allreduce::ElementType::I32)] {
+        let typed = weft::system::parse(&format!("{base}[allreduce]\nports = [0, 1]\ntype = \"{name}\"\n")).unwrap();
+        assert_eq!(typed.node.allreduce.unwrap().element, ty);
+    }
     assert!(at("stat_allreduce_mismatches").is_some(), "no allreduce counters");
     let refused = |body: &str, needle: &str| {
         let e = weft::system::parse(&format!("{base}{body}")).unwrap_err();
@@ -338,7 +340,7 @@ fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
     refused("[allreduce]\nports = [0, 2]\n", "`allreduce.ports[1]` = 2 is out of range: allowed 0..=1");
     refused("[allreduce]\nports = [0]\n", "`allreduce.ports` has 1 entries");
     refused("[allreduce]\nports = [1, 1]\n", "allreduce ports a and b are both 1");
-    refused("[allreduce]\nports = [0, 1]\ntype = \"i8\"\n", "`allreduce.type` = \"i8\": allowed \"f32\", \"f64\", \"f16\", \"bf16\"");
+    refused("[allreduce]\nports = [0, 1]\ntype = \"i8\"\n", "`allreduce.type` = \"i8\": allowed \"f32\", \"f64\", \"f16\", \"bf16\", \"i32\"");
     refused("[[port]]\nindex = 1\n[allreduce]\nports = [0, 1]\n", "`port[0]` describes IntraNode port 1, which is the allreduce engine's port b");
     refused("[[kernel]]\nkernel = \"dg_rk_update\"\nport = 1\ninput_tag = 7\noutput_tag = 9\ndst = [1, 0, 0, 0]\n[allreduce]\nports = [0, 1]\n", "allreduce port b = 1 also has a kernel");
     let dir = std::env::temp_dir().join(format!("weft-ar-{}", std::process::id()));

@@ -168,6 +168,16 @@ pub fn collectives(nodes: usize) -> Vec<Collective> {
     ]
 }
 
+/// `system`'s nodes with the engine on [`PORTS`] for elements of `ty`, generated and built in
+/// Verilator in `work`, links up.
+pub fn engine_torus(system: &SystemConfig, ty: ElementType, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
+    let mut engine_system = system.clone();
+    engine_system.node.allreduce = Some(Allreduce { ports: PORTS, element: ty });
+    // The engine's ports are its own: no shell clock crossing or kernel on them.
+    engine_system.ports.retain(|p| !PORTS.contains(&p.index));
+    verilate(&engine_system, work, progress)
+}
+
 fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
     let generated = work.join("generated");
     crate::system::generate(system, &generated, &work.join("constraints"))?;
@@ -195,11 +205,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let lanes = system.node.link.lanes;
     let diameter: usize = rc.dims.iter().map(|d| d / 2).sum();
     let inbound_links = 2 * rc.dims.iter().filter(|d| **d > 1).count();
-    let mut engine_system = system.clone();
-    engine_system.node.allreduce = Some(Allreduce { ports: PORTS, element: ty });
-    // The engine's ports are its own: no shell clock crossing or kernel on them.
-    engine_system.ports.retain(|p| !PORTS.contains(&p.index));
-    let mut torus = verilate(&engine_system, &work.join("engine"), progress)?;
+    let mut torus = engine_torus(system, ty, &work.join("engine"), progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
     torus.program_allreduce(PORTS, options.op)?;
     let mut rng = Rng::new(0xA11);

@@ -4,6 +4,7 @@ pub mod airfoil;
 pub mod allreduce;
 pub mod beff;
 pub mod check;
+pub mod collectives;
 pub mod commands;
 pub mod dg;
 pub mod link;

@@ -29,6 +29,17 @@ pub struct AllreduceRun {
     pub timed_out: Vec<usize>,
 }
 
+/// What operations of one collective run back to back took and gave.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    /// Cycles from the first contribution beat offered to the last result beat taken.
+    pub cycles: u64,
+    /// Each operation's results, `[operation][node]` (empty where a node gets nothing).
+    pub results: Vec<Vec<Vec<u128>>>,
+    /// The nodes whose host received the engine's timeout packet.
+    pub timed_out: Vec<usize>,
+}
+
 /// A host: its contribution as beats (data chunks, last), the next beat, and what came back.
 struct Host {
     beats: Vec<(Vec<u128>, bool)>,
@@ -62,19 +73,69 @@ impl<D: Device> Torus<D> {
     /// ([`Collective::result`]); `pressure` and `limit` as in [`Torus::allreduce`].
     #[allow(clippy::too_many_arguments)]
     pub fn collective(&mut self, c: Collective, ports: [usize; 2], ty: ElementType, op: ReduceOp, inputs: &[Vec<u128>], packet_bytes: usize, pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
+        let run = self.collectives(c, ports, ty, op, &[inputs.to_vec()], packet_bytes, pressure, limit, &mut |_| {})?;
+        Ok(AllreduceRun { results: run.results.into_iter().next().unwrap_or_default(), cycles: run.cycles, timed_out: run.timed_out })
+    }
+
+    /// Runs operations of one collective back to back, as many as `ops` holds (each the user's
+    /// vectors, one per node, equal lengths within an operation): every host streams the
+    /// contributions of all of them without waiting, each operation in its own packets, so
+    /// several are in flight along the chain. Returns each operation's results (indexed
+    /// `[operation][node]`); `at_each` runs every cycle (to pull a cable, say).
+    #[allow(clippy::too_many_arguments)]
+    pub fn collectives(
+        &mut self,
+        c: Collective,
+        ports: [usize; 2],
+        ty: ElementType,
+        op: ReduceOp,
+        ops: &[Vec<Vec<u128>>],
+        packet_bytes: usize,
+        pressure: Option<u64>,
+        limit: u64,
+        at_each: &mut dyn FnMut(&mut Self),
+    ) -> Result<Batch, Error> {
         let config = self.config.clone();
+        let nodes = config.nodes();
         for (n, p) in c.programs(&config, ports).map_err(|e| Error::Config(e.to_string()))?.iter().enumerate() {
             for (k, v) in [p.flags, p.dst_a, p.dst_b, c.operator(op).code()].into_iter().enumerate() {
                 self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
             }
         }
-        let sends = c.contributions(&config, inputs);
-        let n = inputs.first().map_or(0, |v| v.len());
-        let expects: Vec<usize> = (0..config.nodes()).map(|node| c.delivered(&config, node, n)).collect();
-        let bytes = sends.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes();
-        let run = self.engine_operation(ports[0], ty.bits(), &sends, &expects, &packet_sizes(bytes, packet_bytes), pressure, limit)?;
-        let results = run.results.into_iter().enumerate().map(|(node, r)| if r.is_empty() { r } else { c.result(&config, node, r) }).collect();
-        Ok(AllreduceRun { results, ..run })
+        let (mut sends, mut expects, mut packets) = (vec![vec![]; nodes], vec![0; nodes], vec![]);
+        let mut delivered = vec![];
+        for inputs in ops {
+            let contributions = c.contributions(&config, inputs);
+            let n = inputs.first().map_or(0, |v| v.len());
+            let counts: Vec<usize> = (0..nodes).map(|node| c.delivered(&config, node, n)).collect();
+            let bytes = contributions.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes();
+            packets.extend(packet_sizes(bytes, packet_bytes));
+            for node in 0..nodes {
+                sends[node].extend(&contributions[node]);
+                expects[node] += counts[node];
+            }
+            delivered.push(counts);
+        }
+        let run = self.engine_operation(ports[0], ty.bits(), &sends, &expects, &packets, pressure, limit, at_each)?;
+        // Each host's results in operation order, cut back into operations.
+        let mut at = vec![0; nodes];
+        let results = delivered
+            .iter()
+            .map(|counts| {
+                (0..nodes)
+                    .map(|node| {
+                        let got = run.results[node][at[node]..(at[node] + counts[node]).min(run.results[node].len())].to_vec();
+                        at[node] += counts[node];
+                        if got.is_empty() {
+                            got
+                        } else {
+                            c.result(&config, node, got)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(Batch { cycles: run.cycles, results, timed_out: run.timed_out })
     }
 
     /// Sets every node's watchdog (register `allreduce_timeout`): `cycles` without progress after
@@ -96,14 +157,15 @@ impl<D: Device> Torus<D> {
     pub fn allreduce(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
         let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
         let expects: Vec<usize> = vectors.iter().map(|v| if v.is_empty() { 0 } else { len }).collect();
-        self.engine_operation(a, bits, vectors, &expects, packets, pressure, limit)
+        self.engine_operation(a, bits, vectors, &expects, packets, pressure, limit, &mut |_| {})
     }
 
     /// Runs one operation of the engine: each node's host sends `vectors[n]` (empty: nothing) as
     /// packets of `packets` bytes and takes `expects[n]` result elements (0: none). The run ends
     /// when every host that expects a result has it whole or has the engine's timeout packet.
     #[allow(clippy::too_many_arguments)]
-    fn engine_operation(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], expects: &[usize], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
+    #[allow(clippy::too_many_arguments)]
+    fn engine_operation(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], expects: &[usize], packets: &[usize], pressure: Option<u64>, limit: u64, at_each: &mut dyn FnMut(&mut Self)) -> Result<AllreduceRun, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
@@ -217,6 +279,7 @@ impl<D: Device> Torus<D> {
                     }
                 }
             }
+            at_each(self);
             self.clock_instant(&active);
         }
         for (n, h) in hosts.iter().enumerate() {

@@ -9,6 +9,7 @@
 //! `run`, the AXI4-Lite master in `axil`, per-node clocks in `clocks`, restarts in `faults`.
 
 mod allreduce;
+mod cables;
 mod axil;
 mod clocks;
 mod exchange;
@@ -32,7 +33,7 @@ use crate::link::{scalar, Device, NetlistDevice, Value, VerilatorDevice};
 use clocks::{ClockDrive, NodeClocks};
 use ports::{LinkPorts, LocalPorts};
 
-pub use allreduce::AllreduceRun;
+pub use allreduce::{AllreduceRun, Batch};
 pub use exchange::{Exchanged, Message, Received};
 pub use faults::{route_nodes, Restart};
 pub use run::{Delivery, NetRun, Stuck};
@@ -82,7 +83,11 @@ pub struct HeaderErrors {
 /// into the facing endpoint of the neighbour.
 struct Serial {
     from: usize,
+    /// The direction it leaves `from` in.
+    direction: Direction,
     to: usize,
+    /// The cable is pulled: the receiver sees no blocks.
+    pulled: bool,
     /// The receiving endpoint's clock domain (`<e>_rx_clk`).
     rx_domain: String,
     tx: usize,
@@ -196,23 +201,6 @@ impl Torus<VerilatorDevice> {
         Ok(Torus::new(config.clone(), vec![device], Kind::SimTop))
     }
 
-    /// Pulls (`true`) or restores the cable leaving `node` in direction `d` (simulation tops'
-    /// `cut` input).
-    pub fn cut(&mut self, node: usize, d: Direction, pulled: bool) {
-        let port = self.devices[0].port("cut");
-        let mut v = self.devices[0].get(port);
-        let bit = 6 * node + 2 * d.dim + usize::from(!d.plus);
-        v[bit / 64] = (v[bit / 64] & !(1 << (bit % 64))) | (pulled as u64) << (bit % 64);
-        self.devices[0].set(port, &v);
-    }
-
-    /// Pulses `inject_err` of the simulation top on random existing links, each with
-    /// probability `per_million` / 10^6 per cycle.
-    pub fn inject_errors(&mut self, per_million: u64, seed: u64) {
-        let port = self.devices[0].port("inject_err");
-        let links = (0..self.config.nodes()).flat_map(|n| Direction::ALL.into_iter().filter(|d| self.config.dims[d.dim] >= 2).map(move |d| 6 * n + 2 * d.dim + usize::from(!d.plus))).collect();
-        self.injector = Some(Injector { port, links, per_million, rng: Rng::new(seed), pulses: 0 });
-    }
 
     /// `inject_err` pulses so far.
     pub fn injected_pulses(&self) -> u64 {
@@ -250,7 +238,7 @@ impl<D: Device> Torus<D> {
                     let rx = devices[to].port(&format!("{}_rx_serial", facing.name()));
                     let seed = 1000 + (6 * n + e.index()) as u64;
                     let channel = Channel::new(ChannelConfig { seed, ..ChannelConfig::clean(lanes, latency) });
-                    serials.push(Serial { from: n, to, rx_domain: format!("{}_rx_clk", facing.name()), tx, rx, lanes, channel });
+                    serials.push(Serial { from: n, direction: e, to, pulled: false, rx_domain: format!("{}_rx_clk", facing.name()), tx, rx, lanes, channel });
                 }
             }
         } else if let Kind::Routers = kind {
@@ -362,7 +350,10 @@ impl<D: Device> Torus<D> {
         for s in self.serials.iter_mut().filter(|s| active[s.from]) {
             let tx = self.devices[s.from].get(s.tx);
             let blocks: Vec<u128> = (0..s.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
-            let rx = s.channel.step(&blocks);
+            let mut rx = s.channel.step(&blocks);
+            if s.pulled {
+                rx.fill(0);
+            }
             let mut v = Value::default();
             for (k, b) in rx.iter().enumerate() {
                 for i in 0..66 {
