@@ -1,11 +1,11 @@
-//! Randomized collectives on the generated nodes in Verilator ([`weft::bench::collectives`]):
+//! Randomized collectives on the generated nodes in Verilator ([`weft::bench::stress`]):
 //! mixed collectives, operators, roots and sizes, several operations in flight, random
 //! back-pressure on every host stream, bit errors on every cable and one cable pulled for a while;
 //! every result against the software reference, every engine's counters against what the hosts
 //! sent and took. The default run does 2,000 operations on torus_4x2x1 (binary32) and
 //! torus_2x2x2 (int32); `-- --ignored` runs 50,000 on each, 10⁵ in all.
 
-use weft::bench::collectives::stress;
+use weft::bench::stress::stress;
 use weft::ip::system::allreduce::ElementType;
 
 fn run(which: usize, ty: ElementType, operations: usize, seed: u64) {

@@ -133,7 +133,14 @@ pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allre
         reg("allreduce_flags", ALLREDUCE, flags.len(), Source::Stored(0), "Allreduce: this node's role", flags.iter().enumerate().map(|(i, (f, w))| field(f, i, 1, w)).collect()),
         reg("allreduce_dst_a", ALLREDUCE + 4, 22, Source::Stored(0), "Allreduce: destination of partial sums (at the root: of one result copy), header bits 21:0", dst()),
         reg("allreduce_dst_b", ALLREDUCE + 8, 22, Source::Stored(0), "Allreduce: destination of forwarded results, header bits 21:0", dst()),
-        reg("allreduce_op", ALLREDUCE + 12, 2, Source::Stored(0), "Allreduce: the operator, the same on every node: 0 sum, 1 minimum, 2 maximum (IEEE 754-2019 on floats, signed on int32), 3 bitwise OR (broadcast, allgather)", vec![]),
+        reg(
+            "allreduce_op",
+            ALLREDUCE + 12,
+            2,
+            Source::Stored(0),
+            "Allreduce: the operator, the same on every node: 0 sum, 1 minimum, 2 maximum (IEEE 754-2019 on floats, signed on int32), 3 bitwise OR (broadcast, allgather)",
+            vec![],
+        ),
         reg("allreduce_type", ALLREDUCE + 16, 3, Source::Constant(code), "Allreduce: the element type of the engine: 0 binary32, 1 binary64, 2 binary16, 3 bfloat16, 4 int32", vec![]),
         reg(
             "allreduce_timeout",

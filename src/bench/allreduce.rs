@@ -40,7 +40,7 @@ use std::path::Path;
 use serde::Serialize;
 use weft_ip::router::Direction;
 use weft_ip::system::allreduce::check::operand;
-use weft_ip::system::allreduce::{packet_sizes, reference, Collective, ElementType, ReduceOp};
+use weft_ip::system::allreduce::{packet_sizes, reference, ElementType, ReduceOp};
 use weft_ip::system::Allreduce;
 use weft_ip::weft_hdl::testbench::Rng;
 use weft_sim::link::VerilatorDevice;
@@ -55,8 +55,6 @@ pub const LENGTHS: [usize; 8] = [1, 7, 16, 64, 256, 1000, 1024, 4096];
 /// 4096 elements: 128 B 1843 cycles, 256 B 1715, 512 B 1746, 1024 B 1969 (longer packets carry
 /// less framing but fill the chain more slowly and wait on buffer credits).
 pub const PACKET_BYTES: usize = 256;
-/// Elements per node of each collective the benchmark runs after the allreduces.
-pub const COLLECTIVE_ELEMENTS: usize = 1000;
 /// The engine's ports: `a` (host side and partials), `b`.
 pub const PORTS: [usize; 2] = [0, 1];
 
@@ -113,22 +111,6 @@ pub struct Report {
     pub diameter: usize,
     /// One point per vector length.
     pub points: Vec<Point>,
-    /// Every collective once ([`Options::collectives`]), each checked against its reference.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub collectives: Vec<CollectivePoint>,
-}
-
-/// One collective of [`Options::collectives`] elements per node.
-#[derive(Clone, Debug, Serialize)]
-pub struct CollectivePoint {
-    /// `allreduce`, `reduce`, `broadcast`, `allgather`, `reduce-scatter` or `barrier`.
-    pub collective: String,
-    /// The root node (reduce, broadcast), else `None`.
-    pub root: Option<usize>,
-    /// Elements of each node's vector.
-    pub elements: usize,
-    /// First contribution beat offered to the last result beat taken.
-    pub cycles: u64,
 }
 
 /// How to run.
@@ -149,23 +131,27 @@ pub struct Options {
     pub element: ElementType,
     /// The operator every operation of the run uses.
     pub op: ReduceOp,
-    /// After the allreduces, every collective once on vectors of this many elements (reduce and
-    /// broadcast rooted at node 0 and at the last node); 0: none.
-    pub collectives: usize,
 }
 
-/// The collectives [`Options::collectives`] runs on `nodes` nodes.
-pub fn collectives(nodes: usize) -> Vec<Collective> {
-    vec![
-        Collective::Allreduce,
-        Collective::Reduce { root: 0 },
-        Collective::Reduce { root: nodes - 1 },
-        Collective::Broadcast { root: 0 },
-        Collective::Broadcast { root: nodes - 1 },
-        Collective::Allgather,
-        Collective::ReduceScatter,
-        Collective::Barrier,
-    ]
+/// One hop at zero load (first header beat in to first out, the fastest of three, after the
+/// links' first frames) and one link's payload bytes a cycle (packets of `max_packet_bytes`
+/// streamed to the X+ neighbour, first header in to last beat out), on a fabric without the
+/// engine.
+pub fn fabric_rates(plain: &mut Torus<VerilatorDevice>, rc: &weft_ip::router::RouterConfig) -> Result<(u64, f64), Error> {
+    let next = rc.neighbour(0, Direction { dim: 0, plus: true });
+    let mut hop_cycles = u64::MAX;
+    for _ in 0..3 {
+        let one = plain.run(&traffic(Injection::One { src: (0, 0), dst: (next, 0), bytes: 16 }), 10_000)?.map_err(|s| Error::Check(format!("one hop: stuck at {s:?}")))?;
+        let d = one.deliveries[0];
+        hop_cycles = hop_cycles.min(d.head_out - d.head_in);
+        plain.idle(200);
+    }
+    let (count, bytes) = (64, rc.max_packet_bytes);
+    let stream = plain.run(&traffic(Injection::Stream { src: (0, 0), dst: (next, 0), bytes, count, both_ways: false }), 10_000)?.map_err(|s| Error::Check(format!("stream: stuck at {s:?}")))?;
+    let first = stream.deliveries.iter().map(|d| d.head_in).min().unwrap();
+    let end = stream.deliveries.iter().map(|d| d.tail_out).max().unwrap();
+    let link_bytes_per_cycle = (count * bytes) as f64 / (end - first) as f64;
+    Ok((hop_cycles, link_bytes_per_cycle))
 }
 
 /// `system`'s nodes with the engine on [`PORTS`] for elements of `ty`, generated and built in
@@ -178,7 +164,8 @@ pub fn engine_torus(system: &SystemConfig, ty: ElementType, work: &Path, progres
     verilate(&engine_system, work, progress)
 }
 
-fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
+/// `system`'s nodes generated and built in Verilator in `work`, links up.
+pub fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
     let generated = work.join("generated");
     crate::system::generate(system, &generated, &work.join("constraints"))?;
     let name = format!("{}_node", system.name);
@@ -230,23 +217,6 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
         points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, ring_cycles: None, lower_bound_cycles: 0, arrival_bound_cycles: 0, raw_bound_cycles: 0, to_bound: 0.0 });
     }
-    let mut done = vec![];
-    for c in collectives(nodes).into_iter().filter(|_| options.collectives > 0) {
-        let elements = if c == Collective::Barrier { 1 } else { options.collectives };
-        let vectors: Vec<Vec<u128>> = (0..nodes).map(|_| (0..elements).map(|_| operand(ty, &mut rng)).collect()).collect();
-        let want = c.reference(&rc, &vectors, ty, options.op);
-        let limit = 200_000 + 50 * (nodes * elements) as u64;
-        let r = torus.collective(c, PORTS, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ 0xC011), limit)?;
-        if let Some(n) = (0..nodes).find(|&n| r.results[n] != want[n]) {
-            return Err(Error::Check(format!("{}: {} ({c:?}) of {elements} elements: node {n} differs from the reference", system.name, c.name())));
-        }
-        progress(&format!("{} of {elements} elements: {} cycles, every node bit-exact", c.name(), r.cycles));
-        let root = match c {
-            Collective::Reduce { root } | Collective::Broadcast { root } => Some(root),
-            _ => None,
-        };
-        done.push(CollectivePoint { collective: c.name().into(), root, elements, cycles: r.cycles });
-    }
     let flipped_bits = torus.flipped_bits();
     drop(torus);
 
@@ -263,26 +233,11 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             inbound_links,
             diameter,
             points,
-            collectives: done,
         });
     }
     // The fabric alone: one hop's latency, a link's bandwidth, and the baseline.
     let mut plain = verilate(system, &work.join("plain"), progress)?;
-    let next = rc.neighbour(0, Direction { dim: 0, plus: true });
-    // One hop at zero load (the fastest of three, after the links' first frames), and one
-    // link's payload bandwidth: packets of `max_packet_bytes` streamed to the neighbour.
-    let mut hop_cycles = u64::MAX;
-    for _ in 0..3 {
-        let one = plain.run(&traffic(Injection::One { src: (0, 0), dst: (next, 0), bytes: 16 }), 10_000)?.map_err(|s| Error::Check(format!("one hop: stuck at {s:?}")))?;
-        let d = one.deliveries[0];
-        hop_cycles = hop_cycles.min(d.head_out - d.head_in);
-        plain.idle(200);
-    }
-    let (count, bytes) = (64, rc.max_packet_bytes);
-    let stream = plain.run(&traffic(Injection::Stream { src: (0, 0), dst: (next, 0), bytes, count, both_ways: false }), 10_000)?.map_err(|s| Error::Check(format!("stream: stuck at {s:?}")))?;
-    let first = stream.deliveries.iter().map(|d| d.head_in).min().unwrap();
-    let end = stream.deliveries.iter().map(|d| d.tail_out).max().unwrap();
-    let link_bytes_per_cycle = (count * bytes) as f64 / (end - first) as f64;
+    let (hop_cycles, link_bytes_per_cycle) = fabric_rates(&mut plain, &rc)?;
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle (raw {})", 8 * lanes));
     let (l, hops) = (inbound_links as f64, diameter as u64 * hop_cycles);
     for p in points.iter_mut() {
@@ -327,7 +282,6 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         inbound_links,
         diameter,
         points,
-        collectives: done,
     })
 }
 
@@ -359,12 +313,6 @@ pub fn table(r: &Report) -> String {
             p.arrival_bound_cycles,
             p.raw_bound_cycles
         ));
-    }
-    if !r.collectives.is_empty() {
-        t.push_str("\n| collective | root | elements | cycles | ns |\n| --- | ---: | ---: | ---: | ---: |\n");
-        for c in &r.collectives {
-            t.push_str(&format!("| {} | {} | {} | {} | {:.0} |\n", c.collective, c.root.map_or("–".into(), |r| r.to_string()), c.elements, c.cycles, ns(c.cycles)));
-        }
     }
     t
 }

@@ -120,7 +120,6 @@ pub fn run(bench: &Path, generated: &Path, work: &Path, progress: &mut dyn FnMut
         packet_bytes: super::allreduce::PACKET_BYTES,
         element: weft_ip::system::allreduce::ElementType::F32,
         op: weft_ip::system::allreduce::ReduceOp::Sum,
-        collectives: 0,
     };
     let report = super::allreduce::run(&system, &options, &work.join("allreduce"), &mut |_| {})?;
     for p in &report.points {

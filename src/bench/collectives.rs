@@ -1,153 +1,160 @@
-//! The collectives under stress: randomized operations on a system's generated nodes in
-//! Verilator, every result checked against [`Collective::reference`].
+//! `weft bench collectives`: every collective of the engine
+//! ([`weft_ip::system::allreduce::Collective`]) from 1 to 65,536 binary32 elements per node on a
+//! system's generated nodes in Verilator, each run checked against its reference, beside a lower
+//! bound per collective.
 //!
-//! Each batch picks a collective (reduce and broadcast at a random root), an operator and 1–40
-//! operations of 1–64 elements (a barrier: one), which every host streams back to back, each
-//! operation in its own packets of random size, so several are in flight along the chain. Every
-//! cable flips bits at the given rate, every host stream has random gaps and back-pressure, and
-//! one cable is pulled for a while in the middle of the run. At the end every node's engine must
-//! report no mismatched partial and no timeout, and its counters must have seen exactly the
-//! packets sent and delivered.
+//! **Bounds.** With S the bytes of one node's vector, P nodes, L inbound links a node carrying B
+//! payload bytes a cycle each, and D·h the diameter's hops (B and h measured on the same fabric,
+//! [`super::allreduce::fabric_rates`]), a collective whose busiest node must receive R bytes
+//! takes at least ⌈R / (L·B)⌉ + D·h cycles:
+//!
+//! | collective | R | why |
+//! | --- | --- | --- |
+//! | allreduce | 2·(P − 1)/P · S | per element, at least 2·(P − 1) one-way transfers let every node hear from all (gossip); the busiest node receives at least the average |
+//! | reduce | S | the root's result depends on every other node's vector |
+//! | broadcast | S | every other node must receive the root's vector |
+//! | allgather | (P − 1) · S | every node must receive every other node's vector |
+//! | reduce-scatter | (P − 1)/P · S | per element, P − 1 transfers bring every value to one node; the average again |
+//! | barrier | 0 | only the farthest node's signal: D·h |
+//!
+//! Each bound assumes every inbound link busy the whole time and no framing beyond the measured
+//! rate. Reduce and broadcast are rooted at node 0.
 
-use crate::bench::allreduce::{engine_torus, PORTS};
+use crate::bench::allreduce::{engine_torus, fabric_rates, verilate, PACKET_BYTES, PORTS};
 use crate::system::SystemConfig;
 use crate::Error;
 use serde::Serialize;
 use std::path::Path;
 
-use weft_ip::router::Direction;
 use weft_ip::system::allreduce::check::operand;
-use weft_ip::system::allreduce::{Collective, ElementType, REDUCE_OPS};
-use weft_ip::system::Allreduce;
+use weft_ip::system::allreduce::{Collective, ElementType, ReduceOp};
 use weft_ip::weft_hdl::testbench::Rng;
-use weft_sim::link::VerilatorDevice;
-use weft_sim::network::Torus;
+use weft_sim::plot::{Plot, Series};
 
-/// Cycles the pulled cable stays out: several of the link's retransmission timeouts.
-pub const CUT_CYCLES: u64 = 3000;
+/// Vector lengths of the benchmark (elements per node).
+pub const LENGTHS: [usize; 5] = [1, 16, 256, 4096, 65536];
 
-/// What a stress run did.
+/// The collectives measured, reduce and broadcast rooted at node 0.
+pub const MEASURED: [Collective; 6] = [Collective::Allreduce, Collective::Reduce { root: 0 }, Collective::Broadcast { root: 0 }, Collective::Allgather, Collective::ReduceScatter, Collective::Barrier];
+
+/// One collective at one length (a row of `points` in `bench/collectives_<system>.json`).
 #[derive(Clone, Debug, Serialize)]
-pub struct Stress {
-    /// The system's name.
-    pub system: String,
-    /// The engine's element type.
-    pub element: String,
-    /// Operations run, every one checked.
-    pub operations: usize,
-    /// Batches (one collective and operator each).
-    pub batches: usize,
-    /// Elements the user's vectors held, over all operations and nodes.
+pub struct Point {
+    /// `allreduce`, `reduce`, `broadcast`, `allgather`, `reduce-scatter`, `barrier`.
+    pub collective: String,
+    /// Elements of each node's vector (a barrier: 1).
     pub elements: usize,
-    /// Cycles of all batches.
+    /// First contribution beat offered to the last result beat taken.
     pub cycles: u64,
-    /// Bits the cables flipped.
-    pub flipped_bits: u64,
-    /// Frames the links retransmitted (sum of every endpoint's counter).
-    pub retransmissions: u64,
-    /// Cables pulled for [`CUT_CYCLES`].
-    pub cuts: usize,
+    /// The same in µs at the system's fabric clock.
+    pub microseconds: f64,
+    /// One node's vector bytes over the time: bytes/s.
+    pub bytes_per_second: f64,
+    /// The lower bound of the module's table, cycles.
+    pub bound_cycles: u64,
+    /// `cycles / bound_cycles`.
+    pub to_bound: f64,
 }
 
-/// Runs `operations` random collective operations on `system` with engines for `ty`, bit errors
-/// at `ber` on every cable, building in `work`. A result that differs from the reference, a
-/// stuck batch, or counters that disagree with what was sent is an [`Error::Check`].
-pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f64, seed: u64, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Stress, Error> {
+/// Everything `weft bench collectives` measures on one system.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The system's name.
+    pub system: String,
+    /// Torus dimensions [X, Y, Z].
+    pub dims: [usize; 3],
+    /// Fabric clock, MHz.
+    pub fabric_mhz: f64,
+    /// h: one hop at zero load, cycles.
+    pub hop_cycles: u64,
+    /// B: payload bytes a cycle one link carries.
+    pub link_bytes_per_cycle: f64,
+    /// L: links into each node.
+    pub inbound_links: usize,
+    /// D: the torus diameter in hops.
+    pub diameter: usize,
+    /// One point per collective and length.
+    pub points: Vec<Point>,
+}
+
+/// Bytes the busiest node must receive for `c` with vectors of `s` bytes on `p` nodes.
+pub fn received(c: Collective, s: f64, p: usize) -> f64 {
+    let p1 = (p - 1) as f64;
+    match c {
+        Collective::Allreduce => 2.0 * p1 / p as f64 * s,
+        Collective::Reduce { .. } | Collective::Broadcast { .. } => s,
+        Collective::Allgather => p1 * s,
+        Collective::ReduceScatter => p1 / p as f64 * s,
+        Collective::Barrier => 0.0,
+    }
+}
+
+/// Runs every collective of [`MEASURED`] at `lengths` on `system`, building in `work`.
+pub fn run(system: &SystemConfig, lengths: &[usize], work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let rc = system.node.router.clone();
     let nodes = rc.nodes();
-    let mut torus = engine_torus(system, ty, work, progress)?;
-    torus.set_bit_error_rate(ber);
-    let mut rng = Rng::new(seed);
-    let mut report = Stress { system: system.name.clone(), element: ty.name().into(), operations: 0, batches: 0, elements: 0, cycles: 0, flipped_bits: 0, retransmissions: 0, cuts: 0 };
-    let links: Vec<Direction> = Direction::ALL.into_iter().filter(|d| rc.dims[d.dim] >= 2).collect();
-    let (mut contributions, mut deliveries) = (vec![0u64; nodes], vec![0u64; nodes]);
-    while report.operations < operations {
-        let root = rng.below(nodes as u64) as usize;
-        let c = [
-            Collective::Allreduce,
-            Collective::Reduce { root },
-            Collective::Broadcast { root },
-            Collective::Allgather,
-            Collective::ReduceScatter,
-            Collective::Barrier,
-        ][rng.below(6) as usize];
-        let op = REDUCE_OPS[rng.below(REDUCE_OPS.len() as u64) as usize];
-        let count = (1 + rng.below(40) as usize).min(operations - report.operations);
-        let ops: Vec<Vec<Vec<u128>>> = (0..count)
-            .map(|_| {
-                let n = if c == Collective::Barrier { 1 } else { 1 + rng.below(64) as usize };
-                (0..nodes).map(|_| (0..n).map(|_| operand(ty, &mut rng)).collect()).collect()
-            })
-            .collect();
-        let packet_bytes = ty.bytes() * (1 + rng.below((rc.max_packet_bytes / ty.bytes()) as u64) as usize);
-        // The run's middle batch pulls one cable for CUT_CYCLES, starting a little after it begins.
-        let cut = (report.operations < operations / 2 && report.operations + count >= operations / 2).then(|| (rng.below(nodes as u64) as usize, links[rng.below(links.len() as u64) as usize], 50 + rng.below(200)));
-        let start = torus.cycle;
-        let mut at_each = |t: &mut Torus<VerilatorDevice>| {
-            if let Some((node, d, after)) = cut {
-                let at = t.cycle - start;
-                if at == after || at == after + CUT_CYCLES {
-                    t.cut(node, d, at == after);
-                }
+    let ty = ElementType::F32;
+    let diameter: usize = rc.dims.iter().map(|d| d / 2).sum();
+    let inbound_links = 2 * rc.dims.iter().filter(|d| **d > 1).count();
+    let (hop_cycles, link_bytes_per_cycle) = {
+        let mut plain = verilate(system, &work.join("plain"), progress)?;
+        fabric_rates(&mut plain, &rc)?
+    };
+    progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle"));
+    let mut torus = engine_torus(system, ty, &work.join("engine"), progress)?;
+    let mut rng = Rng::new(0xC011);
+    let mut points = vec![];
+    for c in MEASURED {
+        for &n in lengths {
+            let elements = if c == Collective::Barrier { 1 } else { n };
+            if c == Collective::Barrier && n != lengths[0] {
+                continue;
             }
-        };
-        let limit = 400_000 + 40 * (nodes * ops.iter().map(|o| o[0].len()).sum::<usize>()) as u64;
-        let batch = torus.collectives(c, PORTS, ty, op, &ops, packet_bytes, Some(rng.next_u64()), limit, &mut at_each)?;
-        if let Some((node, d, _)) = cut {
-            torus.cut(node, d, false);
-            report.cuts += 1;
-            progress(&format!("pulled the cable leaving node {node} toward {} for {CUT_CYCLES} cycles during a batch of {count} {}", d.name(), c.name()));
-        }
-        for (k, inputs) in ops.iter().enumerate() {
-            let want = c.reference(&rc, inputs, ty, op);
-            if let Some(n) = (0..nodes).find(|&n| batch.results[k][n] != want[n]) {
-                return Err(Error::Check(format!(
-                    "{}: batch {} ({} {}, operation {k} of {count}, {} elements): node {n} differs from the reference",
-                    system.name,
-                    report.batches,
-                    c.name(),
-                    c.operator(op).name(),
-                    inputs[0].len()
-                )));
+            let vectors: Vec<Vec<u128>> = (0..nodes).map(|_| (0..elements).map(|_| operand(ty, &mut rng)).collect()).collect();
+            let want = c.reference(&rc, &vectors, ty, ReduceOp::Sum);
+            let limit = 400_000 + 40 * (nodes * elements) as u64;
+            let r = torus.collective(c, PORTS, ty, ReduceOp::Sum, &vectors, PACKET_BYTES, None, limit)?;
+            if let Some(k) = (0..nodes).find(|&k| r.results[k] != want[k]) {
+                return Err(Error::Check(format!("{}: {} of {elements} elements: node {k} differs from the reference", system.name, c.name())));
             }
-            let sends = c.contributions(&rc, inputs);
-            let packets = weft_ip::system::allreduce::packet_sizes(sends.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes(), packet_bytes).len() as u64;
-            for n in 0..nodes {
-                contributions[n] += packets * u64::from(!sends[n].is_empty());
-                deliveries[n] += packets * u64::from(c.delivered(&rc, n, inputs[0].len()) > 0);
-            }
-            report.elements += inputs.iter().map(|v| v.len()).sum::<usize>();
-        }
-        if !batch.timed_out.is_empty() {
-            return Err(Error::Check(format!("{}: batch {}: the watchdog reported nodes {:?}", system.name, report.batches, batch.timed_out)));
-        }
-        report.operations += count;
-        report.batches += 1;
-        report.cycles += batch.cycles;
-        if report.batches % 100 == 0 {
-            progress(&format!("{} operations in {} batches, {} cycles", report.operations, report.batches, report.cycles));
+            let s = (ty.bytes() * elements) as f64;
+            let bound = (received(c, s, nodes) / (inbound_links as f64 * link_bytes_per_cycle)).ceil() as u64 + (diameter as u64) * hop_cycles;
+            let microseconds = r.cycles as f64 / system.fabric_mhz;
+            progress(&format!("{} of {elements} elements: {} cycles ({:.2}× the bound), every node bit-exact", c.name(), r.cycles, r.cycles as f64 / bound as f64));
+            points.push(Point {
+                collective: c.name().into(),
+                elements,
+                cycles: r.cycles,
+                microseconds,
+                bytes_per_second: s / (microseconds * 1e-6),
+                bound_cycles: bound,
+                to_bound: r.cycles as f64 / bound as f64,
+            });
         }
     }
-    // The engines' counters against what the hosts sent and took.
-    let mut engine = system.node.clone();
-    engine.allreduce = Some(Allreduce { ports: PORTS, element: ty });
-    let map = weft_ip::system::node::register_map(&engine);
-    let addr = |suffix: &str| map.iter().filter(|r| r.name.ends_with(suffix)).map(|r| r.addr).collect::<Vec<u32>>();
-    for n in 0..nodes {
-        let read = |t: &mut Torus<VerilatorDevice>, a: u32| t.axil_read(n, a).map(|(v, _)| v as u64);
-        let [contributed, delivered, mismatches, timeouts] = ["allreduce_contributions", "allreduce_results", "allreduce_mismatches", "allreduce_timeouts"].map(|s| addr(s)[0]);
-        let got = [read(&mut torus, contributed)?, read(&mut torus, delivered)?, read(&mut torus, mismatches)?, read(&mut torus, timeouts)?];
-        if got != [contributions[n] & 0xFFFF_FFFF, deliveries[n] & 0xFFFF_FFFF, 0, 0] {
-            return Err(Error::Check(format!(
-                "{}: node {n}'s engine counted {got:?} (contributions, results, mismatches, timeouts), the hosts {:?}",
-                system.name,
-                [contributions[n], deliveries[n], 0, 0]
-            )));
-        }
-        for a in addr("frames_retransmitted") {
-            report.retransmissions += read(&mut torus, a)?;
-        }
+    Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, hop_cycles, link_bytes_per_cycle, inbound_links, diameter, points })
+}
+
+/// The report as a Markdown table.
+pub fn table(r: &Report) -> String {
+    let mut t = format!(
+        "collectives on {} ({}×{}×{}, {} MHz): one hop {} cycles, diameter {}, {} inbound links a node at {:.2} payload bytes a cycle\n",
+        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.hop_cycles, r.diameter, r.inbound_links, r.link_bytes_per_cycle
+    );
+    t.push_str("| collective | elements | cycles | µs | MB/s | bound cycles | cycles / bound |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for p in &r.points {
+        t.push_str(&format!("| {} | {} | {} | {:.2} | {:.0} | {} | {:.2} |\n", p.collective, p.elements, p.cycles, p.microseconds, p.bytes_per_second / 1e6, p.bound_cycles, p.to_bound));
     }
-    report.flipped_bits = torus.flipped_bits();
-    Ok(report)
+    t
+}
+
+/// SVG plot of each collective's cycles over its bound against the vector length.
+pub fn plot(r: &Report) -> String {
+    let series: Vec<Series> = MEASURED
+        .iter()
+        .filter(|c| **c != Collective::Barrier)
+        .map(|c| Series { name: c.name().into(), points: r.points.iter().filter(|p| p.collective == c.name()).map(|p| (p.elements as f64, p.to_bound)).collect() })
+        .collect();
+    let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.1;
+    Plot { title: format!("collectives on {}: cycles / lower bound", r.system), x_label: "elements per node (binary32)".into(), y_label: "cycles / bound".into(), log2_x: true, y_max, series }.svg()
 }

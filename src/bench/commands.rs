@@ -68,13 +68,7 @@ pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> 
 /// [`LENGTHS`](crate::bench::allreduce::LENGTHS)), bit error rate `ber` (0 ..= 1e-3) on the
 /// engine's runs; writes `allreduce_<system>.json` and `.svg` into `out`.
 pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -> Result<(), Error> {
-    let systems = if configs.is_empty() {
-        let mut s = crate::system::shipped();
-        s.push(crate::system::load(Path::new("examples/ring_520n.toml"))?);
-        s
-    } else {
-        configs.iter().map(|c| crate::system::load(c)).collect::<Result<_, _>>()?
-    };
+    let systems = systems_or_default(configs)?;
     if let Some(l) = lengths.iter().find(|l| !(1..=1 << 16).contains(*l)) {
         return Err(Error::Check(format!("`--lengths` has {l}: allowed 1..=65536 elements")));
     }
@@ -89,7 +83,6 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
         packet_bytes: crate::bench::allreduce::PACKET_BYTES,
         element: weft_ip::system::allreduce::ElementType::F32,
         op: weft_ip::system::allreduce::ReduceOp::Sum,
-        collectives: crate::bench::allreduce::COLLECTIVE_ELEMENTS,
     };
     for system in &systems {
         let work = std::env::temp_dir().join(format!("weft-bench-allreduce-{}-{}", system.name, std::process::id()));
@@ -101,6 +94,38 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
         write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::allreduce::plot(&report))?;
     }
     Ok(())
+}
+
+/// `weft bench collectives`: each system of `configs` (default as [`allreduce`]) at `lengths`
+/// (1..=65536 elements; default [`LENGTHS`](crate::bench::collectives::LENGTHS)); writes
+/// `collectives_<system>.json` and `.svg` into `out`.
+pub fn collectives(configs: &[PathBuf], lengths: &[usize], out: &Path) -> Result<(), Error> {
+    let systems = systems_or_default(configs)?;
+    if let Some(l) = lengths.iter().find(|l| !(1..=1 << 16).contains(*l)) {
+        return Err(Error::Check(format!("`--lengths` has {l}: allowed 1..=65536 elements")));
+    }
+    let lengths = if lengths.is_empty() { crate::bench::collectives::LENGTHS.to_vec() } else { lengths.to_vec() };
+    for system in &systems {
+        let work = std::env::temp_dir().join(format!("weft-bench-collectives-{}-{}", system.name, std::process::id()));
+        let report = crate::bench::collectives::run(system, &lengths, &work, &mut |line| eprintln!("{line}"));
+        let _ = std::fs::remove_dir_all(&work);
+        let report = report?;
+        print!("{}", crate::bench::collectives::table(&report));
+        let stem = format!("collectives_{}", report.system);
+        write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::collectives::plot(&report))?;
+    }
+    Ok(())
+}
+
+/// The systems of `configs`, or both shipped tori and `examples/ring_520n.toml`.
+fn systems_or_default(configs: &[PathBuf]) -> Result<Vec<crate::system::SystemConfig>, Error> {
+    if configs.is_empty() {
+        let mut s = crate::system::shipped();
+        s.push(crate::system::load(Path::new("examples/ring_520n.toml"))?);
+        Ok(s)
+    } else {
+        configs.iter().map(|c| crate::system::load(c)).collect()
+    }
 }
 
 /// `weft bench airfoil`: every mesh and pipeline count; writes `airfoil.json` into `out`.

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 13] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 14] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -19,6 +19,7 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 13] = [
     ("net", net),
     ("beff", beff),
     ("allreduce", allreduce),
+    ("collectives", collectives),
     ("airfoil", airfoil),
     ("airfoil-projection", airfoil_projection),
     ("dg", dg),
@@ -262,12 +263,40 @@ fn allreduce(src: &Sources) -> Result<String, Error> {
             t += "\n";
         }
         t += &table(&caption, &["elements", "engine", "lower bound", "engine / bound", "arrival bound", "endpoint ring", "gather + broadcast"], body);
-        let done = rows(&j["collectives"]);
-        if !done.is_empty() {
-            let body = done.iter().map(|c| vec![c["collective"].as_str().unwrap_or("?").to_string(), if c["root"].is_null() { "–".into() } else { int(&c["root"]) }, int(&c["elements"]), int(&c["cycles"])]).collect();
+    }
+    Ok(t)
+}
+
+fn collectives(src: &Sources) -> Result<String, Error> {
+    let mut t = String::new();
+    for system in ["torus_4x2x1", "torus_2x2x2", "ring_520n"] {
+        let j = load(&src.bench, &format!("collectives_{system}.json"))?;
+        let body = rows(&j["points"])
+            .iter()
+            .map(|p| {
+                vec![
+                    p["collective"].as_str().unwrap_or("?").to_string(),
+                    int(&p["elements"]),
+                    int(&p["cycles"]),
+                    fixed(f(&p["microseconds"]), 2),
+                    fixed(f(&p["bytes_per_second"]) / 1e6, 0),
+                    int(&p["bound_cycles"]),
+                    fixed(f(&p["to_bound"]), 2),
+                ]
+            })
+            .collect();
+        let caption = format!(
+            "`{system}` ({} MHz): binary32, sums where a collective reduces, reduce and broadcast rooted at node 0; MB/s is one node's vector over the time. Bound: the bytes the busiest node must receive over {} inbound links at {} B/cycle plus {} hops of {} cycles. `weft bench collectives` (bench/collectives_{system}.json).",
+            j["fabric_mhz"],
+            j["inbound_links"],
+            fixed(f(&j["link_bytes_per_cycle"]), 2),
+            j["diameter"],
+            j["hop_cycles"]
+        );
+        if !t.is_empty() {
             t += "\n";
-            t += &table(&format!("`{system}`: every collective once, binary32 (sum where it reduces), cycles. `weft bench allreduce` (bench/allreduce_{system}.json)."), &["collective", "root", "elements per node", "cycles"], body);
         }
+        t += &table(&caption, &["collective", "elements per node", "cycles", "µs", "MB/s", "bound", "cycles / bound"], body);
     }
     Ok(t)
 }

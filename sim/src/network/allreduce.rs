@@ -72,7 +72,17 @@ impl<D: Device> Torus<D> {
     /// packets of at most `packet_bytes`, and returns each node's result as the user sees it
     /// ([`Collective::result`]); `pressure` and `limit` as in [`Torus::allreduce`].
     #[allow(clippy::too_many_arguments)]
-    pub fn collective(&mut self, c: Collective, ports: [usize; 2], ty: ElementType, op: ReduceOp, inputs: &[Vec<u128>], packet_bytes: usize, pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
+    pub fn collective(
+        &mut self,
+        c: Collective,
+        ports: [usize; 2],
+        ty: ElementType,
+        op: ReduceOp,
+        inputs: &[Vec<u128>],
+        packet_bytes: usize,
+        pressure: Option<u64>,
+        limit: u64,
+    ) -> Result<AllreduceRun, Error> {
         let run = self.collectives(c, ports, ty, op, &[inputs.to_vec()], packet_bytes, pressure, limit, &mut |_| {})?;
         Ok(AllreduceRun { results: run.results.into_iter().next().unwrap_or_default(), cycles: run.cycles, timed_out: run.timed_out })
     }
@@ -165,7 +175,17 @@ impl<D: Device> Torus<D> {
     /// when every host that expects a result has it whole or has the engine's timeout packet.
     #[allow(clippy::too_many_arguments)]
     #[allow(clippy::too_many_arguments)]
-    fn engine_operation(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], expects: &[usize], packets: &[usize], pressure: Option<u64>, limit: u64, at_each: &mut dyn FnMut(&mut Self)) -> Result<AllreduceRun, Error> {
+    fn engine_operation(
+        &mut self,
+        a: usize,
+        bits: usize,
+        vectors: &[Vec<u128>],
+        expects: &[usize],
+        packets: &[usize],
+        pressure: Option<u64>,
+        limit: u64,
+        at_each: &mut dyn FnMut(&mut Self),
+    ) -> Result<AllreduceRun, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);

@@ -9,8 +9,8 @@
 //! `run`, the AXI4-Lite master in `axil`, per-node clocks in `clocks`, restarts in `faults`.
 
 mod allreduce;
-mod cables;
 mod axil;
+mod cables;
 mod clocks;
 mod exchange;
 mod faults;
@@ -200,7 +200,6 @@ impl Torus<VerilatorDevice> {
         let device = VerilatorDevice::new(file, top)?;
         Ok(Torus::new(config.clone(), vec![device], Kind::SimTop))
     }
-
 
     /// `inject_err` pulses so far.
     pub fn injected_pulses(&self) -> u64 {

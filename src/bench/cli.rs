@@ -1,0 +1,190 @@
+//! The `weft bench` subcommands: what each benchmark takes on the command line, and which
+//! function of [`super::commands`] runs it.
+
+use crate::Error;
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+
+/// A benchmark of `weft bench` and its options.
+#[derive(Subcommand)]
+pub enum Bench {
+    /// Write every figure table in docs/ from bench/*.json (between `<!-- table: NAME -->` and
+    /// `<!-- /table -->`); with --check, only report tables that differ
+    Tables {
+        /// Only report the tables that differ; write nothing
+        #[arg(long)]
+        check: bool,
+    },
+    /// Simulated cycles per second of the built-in simulator and the Verilator harness on the
+    /// same FIFO with the same stimulus, and on the whole 4x2x1 torus of nodes
+    SimSpeed {
+        /// Cycles to simulate in each simulator
+        #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1000..))]
+        cycles: u64,
+        /// Cycles of saturated traffic on the whole 4x2x1 torus of nodes (needs `weft generate`)
+        #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(100..))]
+        torus_cycles: u64,
+    },
+    /// Latency and Yosys LUT/FF/DSP/logic depth of every FP operator, compare and conversion at
+    /// every stage count, and of every shipped kernel; prints a table, writes JSON
+    Numeric {
+        /// Only these modules (e.g. fp32_add,dg_rk_update); all when empty
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// JSON output file
+        #[arg(long, default_value = "bench/numeric.json")]
+        json: PathBuf,
+        /// Parallel Yosys runs
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+        jobs: u64,
+        /// Instead: FP32 add/mul/div/sqrt at their shipped depths beside FloPoCo's and
+        /// HardFloat's operators, with LUT levels and ECP5 post-route Fmax (JSON to
+        /// bench/numeric_compare.json unless --json is given)
+        #[arg(long)]
+        compare: bool,
+    },
+    /// Timing of the fabric: Yosys per device family (LUTs, LUT levels, deepest path) and
+    /// post-route Fmax on an ECP5-85F, beside verilog-axis's axis_switch (5x5, 128-bit) when
+    /// `--reference` points at a verilog-axis checkout; prints a table, writes JSON (slow)
+    Timing {
+        /// Root of a verilog-axis checkout (github.com/alexforencich/verilog-axis)
+        #[arg(long)]
+        reference: Option<PathBuf>,
+        /// Only these modules; the router, link, register window and a node when empty
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Folder holding the generated Verilog
+        #[arg(long, default_value = "generated")]
+        generated: PathBuf,
+        /// JSON output file
+        #[arg(long, default_value = "bench/timing.json")]
+        json: PathBuf,
+    },
+    /// Goodput of the reliable link for packets of 16 B to 4 KB on 1, 2 and 4 lanes, zero-load
+    /// latency, and goodput under bit errors; prints a table, writes JSON and an SVG plot
+    Link {
+        /// Output folder for link.json and link_goodput.svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
+    /// The router on the generated RTL in Verilator: zero-load latency, latency vs offered load
+    /// and saturation throughput (uniform, transpose, nearest neighbour on 4x4x4 and 4x2x2),
+    /// Yosys figures; prints a table, writes JSON and an SVG plot
+    Router {
+        /// Output folder for router.json and router_latency.svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
+    /// Seed 001's b_eff on a ring of the system's nodes (generated into a temporary folder, in
+    /// Verilator): every node's self-test sends to its X+ neighbour and receives from X−, 21
+    /// message sizes, beside seed 001's model and measurement; prints a table, writes JSON and SVG
+    Beff {
+        /// The system description (e.g. examples/ring_520n.toml)
+        #[arg(long)]
+        config: PathBuf,
+        /// Nodes in the ring (the description's X dimension when not given)
+        #[arg(long)]
+        nodes: Option<usize>,
+        /// Each message waits for the neighbour's previous one, as seed 001's kernel
+        #[arg(long)]
+        lockstep: bool,
+        /// Output folder for beff_<name>_<nodes>.json and .svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
+    /// The in-network allreduce in Verilator on the generated nodes (the engine on IntraNode ports
+    /// 0 and 1), every result checked bit for bit, beside gather-then-broadcast on the same fabric
+    /// and the torus's lower bound; prints a table per system, writes JSON and SVG
+    Allreduce {
+        /// System descriptions (both shipped tori and examples/ring_520n.toml when not given)
+        #[arg(long)]
+        config: Vec<PathBuf>,
+        /// Vector lengths in elements (comma-separated; the benchmark's eight when not given)
+        #[arg(long, value_delimiter = ',')]
+        lengths: Vec<usize>,
+        /// Bit error rate on every cable during the in-network runs
+        #[arg(long, default_value_t = 0.0)]
+        ber: f64,
+        /// Output folder for allreduce_<name>.json and .svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
+    /// Every collective (allreduce, reduce, broadcast, allgather, reduce-scatter, barrier) from 1
+    /// to 65,536 binary32 elements in Verilator on the generated nodes, every result checked,
+    /// beside each collective's lower bound; prints a table per system, writes JSON and SVG
+    Collectives {
+        /// System descriptions (both shipped tori and examples/ring_520n.toml when not given)
+        #[arg(long)]
+        config: Vec<PathBuf>,
+        /// Vector lengths in elements (comma-separated; 1, 16, 256, 4096, 65536 when not given)
+        #[arg(long, value_delimiter = ',')]
+        lengths: Vec<usize>,
+        /// Output folder for collectives_<name>.json and .svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
+    /// Airfoil's application file compiled whole (binary64, 1–8 pipelines) on 960 to 720,000
+    /// cells beside OP2's published times; prints tables, writes airfoil.json
+    Airfoil {
+        /// Output folder for airfoil.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
+    /// Seed 000's DG halo exchange on torus_2x2x2 in Verilator on the generated nodes and kernels:
+    /// halo bytes and exchange time per step, every step checked bit for bit against the software
+    /// model, beside the thesis's IO-channel and MPI+PCIe bandwidths; prints a table, writes dg.json
+    Dg {
+        /// Squares per side of each periodic mesh (comma-separated; two triangles a square; each a
+        /// multiple of 4 in 4..=64; 8,16,32,64 when not given)
+        #[arg(long, value_delimiter = ',')]
+        cells: Vec<usize>,
+        /// Time steps (five Runge-Kutta stages, five halo exchanges each)
+        #[arg(long, default_value_t = 3)]
+        steps: usize,
+        /// Bit error rate on every cable
+        #[arg(long, default_value_t = 0.0)]
+        ber: f64,
+        /// Output folder for dg.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
+    /// The shipped systems' generated nodes in Verilator: b_eff against the analytic model,
+    /// 16-byte ping-pong, one-way bandwidth against message size (on torus_4x2x1), latency against
+    /// load (both tori); prints tables, writes net.json and three SVG plots
+    Net {
+        /// Output folder for net.json and net_*.svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+        /// Folder holding the generated Verilog
+        #[arg(long, default_value = "generated")]
+        generated: PathBuf,
+    },
+}
+
+/// Runs `weft bench [--check] [what]`.
+pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
+    match (what, check) {
+        (None, true) => crate::bench::commands::check(Path::new("bench"), Path::new("generated")),
+        (Some(Bench::Tables { check }), _) => crate::bench::tables::command(Path::new("docs"), &crate::bench::tables::Sources { bench: "bench".into(), generated: "generated".into() }, check),
+        (None, false) => Err(Error::Check("name a benchmark (`weft bench --help`) or give --check".into())),
+        (Some(Bench::SimSpeed { cycles, torus_cycles }), _) => crate::sim::speed::report(cycles)
+            .and_then(|text| {
+                print!("{text}");
+                let torus = crate::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
+                print!("\n{torus}");
+                Ok(())
+            })
+            .map_err(|e| Error::Check(e.to_string())),
+        (Some(Bench::Numeric { compare: true, json, .. }), _) => crate::bench::commands::numeric_compare(&json),
+        (Some(Bench::Numeric { only, json, jobs, .. }), _) => crate::bench::commands::numeric(&only, &json, jobs as usize),
+        (Some(Bench::Link { out }), _) => crate::bench::commands::link(&out),
+        (Some(Bench::Timing { reference, only, generated, json }), _) => crate::bench::commands::timing(reference.as_deref(), &only, &generated, &json),
+        (Some(Bench::Router { out }), _) => crate::bench::commands::router(&out),
+        (Some(Bench::Net { out, generated }), _) => crate::bench::commands::net(&out, &generated),
+        (Some(Bench::Allreduce { config, lengths, ber, out }), _) => crate::bench::commands::allreduce(&config, &lengths, ber, &out),
+        (Some(Bench::Collectives { config, lengths, out }), _) => crate::bench::commands::collectives(&config, &lengths, &out),
+        (Some(Bench::Airfoil { out }), _) => crate::bench::commands::airfoil(&out),
+        (Some(Bench::Dg { cells, steps, ber, out }), _) => crate::bench::commands::dg(&cells, steps, ber, &out),
+        (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
+    }
+}

@@ -1,0 +1,147 @@
+//! The collectives under stress: randomized operations on a system's generated nodes in
+//! Verilator, every result checked against [`Collective::reference`].
+//!
+//! Each batch picks a collective (reduce and broadcast at a random root), an operator and 1–40
+//! operations of 1–64 elements (a barrier: one), which every host streams back to back, each
+//! operation in its own packets of random size, so several are in flight along the chain. Every
+//! cable flips bits at the given rate, every host stream has random gaps and back-pressure, and
+//! one cable is pulled for a while in the middle of the run. At the end every node's engine must
+//! report no mismatched partial and no timeout, and its counters must have seen exactly the
+//! packets sent and delivered.
+
+use crate::bench::allreduce::{engine_torus, PORTS};
+use crate::system::SystemConfig;
+use crate::Error;
+use serde::Serialize;
+use std::path::Path;
+
+use weft_ip::router::Direction;
+use weft_ip::system::allreduce::check::operand;
+use weft_ip::system::allreduce::{Collective, ElementType, REDUCE_OPS};
+use weft_ip::system::Allreduce;
+use weft_ip::weft_hdl::testbench::Rng;
+use weft_sim::link::VerilatorDevice;
+use weft_sim::network::Torus;
+
+/// Cycles the pulled cable stays out: several of the link's retransmission timeouts.
+pub const CUT_CYCLES: u64 = 3000;
+
+/// What a stress run did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stress {
+    /// The system's name.
+    pub system: String,
+    /// The engine's element type.
+    pub element: String,
+    /// Operations run, every one checked.
+    pub operations: usize,
+    /// Batches (one collective and operator each).
+    pub batches: usize,
+    /// Elements the user's vectors held, over all operations and nodes.
+    pub elements: usize,
+    /// Cycles of all batches.
+    pub cycles: u64,
+    /// Bits the cables flipped.
+    pub flipped_bits: u64,
+    /// Frames the links retransmitted (sum of every endpoint's counter).
+    pub retransmissions: u64,
+    /// Cables pulled for [`CUT_CYCLES`].
+    pub cuts: usize,
+}
+
+/// Runs `operations` random collective operations on `system` with engines for `ty`, bit errors
+/// at `ber` on every cable, building in `work`. A result that differs from the reference, a
+/// stuck batch, or counters that disagree with what was sent is an [`Error::Check`].
+pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f64, seed: u64, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Stress, Error> {
+    let rc = system.node.router.clone();
+    let nodes = rc.nodes();
+    let mut torus = engine_torus(system, ty, work, progress)?;
+    torus.set_bit_error_rate(ber);
+    let mut rng = Rng::new(seed);
+    let mut report = Stress { system: system.name.clone(), element: ty.name().into(), operations: 0, batches: 0, elements: 0, cycles: 0, flipped_bits: 0, retransmissions: 0, cuts: 0 };
+    let links: Vec<Direction> = Direction::ALL.into_iter().filter(|d| rc.dims[d.dim] >= 2).collect();
+    let (mut contributions, mut deliveries) = (vec![0u64; nodes], vec![0u64; nodes]);
+    while report.operations < operations {
+        let root = rng.below(nodes as u64) as usize;
+        let c = [Collective::Allreduce, Collective::Reduce { root }, Collective::Broadcast { root }, Collective::Allgather, Collective::ReduceScatter, Collective::Barrier][rng.below(6) as usize];
+        let op = REDUCE_OPS[rng.below(REDUCE_OPS.len() as u64) as usize];
+        let count = (1 + rng.below(40) as usize).min(operations - report.operations);
+        let ops: Vec<Vec<Vec<u128>>> = (0..count)
+            .map(|_| {
+                let n = if c == Collective::Barrier { 1 } else { 1 + rng.below(64) as usize };
+                (0..nodes).map(|_| (0..n).map(|_| operand(ty, &mut rng)).collect()).collect()
+            })
+            .collect();
+        let packet_bytes = ty.bytes() * (1 + rng.below((rc.max_packet_bytes / ty.bytes()) as u64) as usize);
+        // The run's middle batch pulls one cable for CUT_CYCLES, starting a little after it begins.
+        let cut = (report.operations < operations / 2 && report.operations + count >= operations / 2)
+            .then(|| (rng.below(nodes as u64) as usize, links[rng.below(links.len() as u64) as usize], 50 + rng.below(200)));
+        let start = torus.cycle;
+        let mut at_each = |t: &mut Torus<VerilatorDevice>| {
+            if let Some((node, d, after)) = cut {
+                let at = t.cycle - start;
+                if at == after || at == after + CUT_CYCLES {
+                    t.cut(node, d, at == after);
+                }
+            }
+        };
+        let limit = 400_000 + 40 * (nodes * ops.iter().map(|o| o[0].len()).sum::<usize>()) as u64;
+        let batch = torus.collectives(c, PORTS, ty, op, &ops, packet_bytes, Some(rng.next_u64()), limit, &mut at_each)?;
+        if let Some((node, d, _)) = cut {
+            torus.cut(node, d, false);
+            report.cuts += 1;
+            progress(&format!("pulled the cable leaving node {node} toward {} for {CUT_CYCLES} cycles during a batch of {count} {}", d.name(), c.name()));
+        }
+        for (k, inputs) in ops.iter().enumerate() {
+            let want = c.reference(&rc, inputs, ty, op);
+            if let Some(n) = (0..nodes).find(|&n| batch.results[k][n] != want[n]) {
+                return Err(Error::Check(format!(
+                    "{}: batch {} ({} {}, operation {k} of {count}, {} elements): node {n} differs from the reference",
+                    system.name,
+                    report.batches,
+                    c.name(),
+                    c.operator(op).name(),
+                    inputs[0].len()
+                )));
+            }
+            let sends = c.contributions(&rc, inputs);
+            let packets = weft_ip::system::allreduce::packet_sizes(sends.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes(), packet_bytes).len() as u64;
+            for n in 0..nodes {
+                contributions[n] += packets * u64::from(!sends[n].is_empty());
+                deliveries[n] += packets * u64::from(c.delivered(&rc, n, inputs[0].len()) > 0);
+            }
+            report.elements += inputs.iter().map(|v| v.len()).sum::<usize>();
+        }
+        if !batch.timed_out.is_empty() {
+            return Err(Error::Check(format!("{}: batch {}: the watchdog reported nodes {:?}", system.name, report.batches, batch.timed_out)));
+        }
+        report.operations += count;
+        report.batches += 1;
+        report.cycles += batch.cycles;
+        if report.batches.is_multiple_of(100) {
+            progress(&format!("{} operations in {} batches, {} cycles", report.operations, report.batches, report.cycles));
+        }
+    }
+    // The engines' counters against what the hosts sent and took.
+    let mut engine = system.node.clone();
+    engine.allreduce = Some(Allreduce { ports: PORTS, element: ty });
+    let map = weft_ip::system::node::register_map(&engine);
+    let addr = |suffix: &str| map.iter().filter(|r| r.name.ends_with(suffix)).map(|r| r.addr).collect::<Vec<u32>>();
+    for n in 0..nodes {
+        let read = |t: &mut Torus<VerilatorDevice>, a: u32| t.axil_read(n, a).map(|(v, _)| v as u64);
+        let [contributed, delivered, mismatches, timeouts] = ["allreduce_contributions", "allreduce_results", "allreduce_mismatches", "allreduce_timeouts"].map(|s| addr(s)[0]);
+        let got = [read(&mut torus, contributed)?, read(&mut torus, delivered)?, read(&mut torus, mismatches)?, read(&mut torus, timeouts)?];
+        if got != [contributions[n] & 0xFFFF_FFFF, deliveries[n] & 0xFFFF_FFFF, 0, 0] {
+            return Err(Error::Check(format!(
+                "{}: node {n}'s engine counted {got:?} (contributions, results, mismatches, timeouts), the hosts {:?}",
+                system.name,
+                [contributions[n], deliveries[n], 0, 0]
+            )));
+        }
+        for a in addr("frames_retransmitted") {
+            report.retransmissions += read(&mut torus, a)?;
+        }
+    }
+    report.flipped_bits = torus.flipped_bits();
+    Ok(report)
+}
