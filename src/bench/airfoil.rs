@@ -9,6 +9,12 @@
 //! - **On chip**: the bytes of every memory as compiled (depths rounded up to powers of two) and
 //!   what that is in boards; the 720,000-cell mesh's time for OP2's 1000 iterations at stated
 //!   clocks, beside OP2's published times.
+//! - **The Verilator programs**: the compiler's model of 10 iterations (each started alone) for
+//!   the configurations `tests/app_program_cosim.rs` runs in Verilator, which asserts that every
+//!   simulated iteration takes exactly the model's cycles.
+//! - **rms against OP2** ([`rms_history`]): the 720,000-cell mesh for 1000 iterations in OP2's
+//!   sequential order and in the compiled hardware's order, binary64 and binary32, every 100
+//!   iterations, beside OP2's published final value.
 
 use serde::Serialize;
 use weft_hdl::float::{FloatFormat, FloatOperator};
@@ -91,6 +97,51 @@ pub struct Projection {
     pub seconds_1000_iterations: f64,
 }
 
+/// One Airfoil program as the Verilator test runs it (a row of `programs` in
+/// `bench/airfoil.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ProgramRow {
+    /// Cells of the mesh.
+    pub cells: usize,
+    /// `binary32` or `binary64`.
+    pub precision: String,
+    /// Pipelines per loop.
+    pub pipelines: usize,
+    /// 10 iterations, each started alone: 10 × `Compiled::cycles_with(Some(1))`.
+    pub cycles_10_iterations: usize,
+    /// The test that runs it in Verilator and asserts each iteration's cycles.
+    pub test: String,
+}
+
+/// The rms one order and precision prints (a row of `rms` in `bench/airfoil.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct RmsRow {
+    /// `OP2's sequential order` or `the hardware's order`.
+    pub order: String,
+    /// `binary64` or `binary32`.
+    pub precision: String,
+    /// (iteration, rms) every 100 iterations.
+    pub printed: Vec<(usize, f64)>,
+    /// `100 · (rms / OP2's − 1)` at the last iteration, percent.
+    pub percent_from_op2: f64,
+}
+
+/// OP2's published rms after 1000 iterations on the 720,000-cell mesh in binary64.
+pub const OP2_RMS: f64 = 1.060114637578e-4;
+
+/// The configurations the Verilator test runs: (grid, binary64, pipelines, test name); the first
+/// in the default suite, the others with `-- --ignored`.
+pub const COSIM: [((usize, usize), bool, usize, &str); 8] = [
+    ((16, 20), false, 1, "airfoil_program_on_960_cells_in_binary32_for_10_iterations"),
+    ((16, 20), true, 1, "airfoil_program_on_960_cells_in_binary64_for_10_iterations"),
+    ((50, 66), false, 1, "airfoil_program_on_9900_cells_in_binary32_for_10_iterations"),
+    ((50, 66), true, 1, "airfoil_program_on_9900_cells_in_binary64_for_10_iterations"),
+    ((16, 20), false, 4, "airfoil_program_with_four_pipelines_on_960_cells_in_binary32_for_10_iterations"),
+    ((16, 20), true, 4, "airfoil_program_with_four_pipelines_on_960_cells_in_binary64_for_10_iterations"),
+    ((50, 66), false, 4, "airfoil_program_with_four_pipelines_on_9900_cells_in_binary32_for_10_iterations"),
+    ((50, 66), true, 4, "airfoil_program_with_four_pipelines_on_9900_cells_in_binary64_for_10_iterations"),
+];
+
 /// Everything `weft bench airfoil` measures; written to `bench/airfoil.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -104,6 +155,10 @@ pub struct Report {
     pub op2_seconds: Vec<(String, f64)>,
     /// [`BOARDS`]: each board's on-chip memory, bytes.
     pub boards: Vec<(String, f64)>,
+    /// The programs of [`COSIM`] (empty unless [`programs`] filled it).
+    pub programs: Vec<ProgramRow>,
+    /// rms every 100 iterations on the 720,000-cell mesh (empty unless [`rms_history`] filled it).
+    pub rms: Vec<RmsRow>,
 }
 
 /// Runs the benchmark in binary64 (OP2's published precision) on each NACA0012 grid of `grids`
@@ -155,7 +210,60 @@ pub fn run(grids: &[(usize, usize)], pipeline_counts: &[usize], log: &mut dyn Fn
         projection,
         op2_seconds: OP2_SECONDS.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
         boards: BOARDS.iter().map(|(n, b)| (n.to_string(), *b)).collect(),
+        programs: vec![],
+        rms: vec![],
     })
+}
+
+/// The compiler's model of 10 iterations for each configuration of [`COSIM`].
+pub fn programs() -> Result<Vec<ProgramRow>, Error> {
+    fn model<T: weft_ip::app::Element>(grid: (usize, usize), format: FloatFormat, pipelines: usize) -> Result<(usize, usize), Error> {
+        let mesh = naca0012(grid.0, grid.1)?;
+        let app = Application::<T>::load_as("examples/apps/airfoil.app", AIRFOIL, &mesh.data())?;
+        let compiled = compile_program_with(&app, &Stages::balanced(format), pipelines)?;
+        Ok((mesh.cells.len(), 10 * compiled.cycles_with(Some(1))))
+    }
+    COSIM
+        .iter()
+        .map(|&(grid, double, pipelines, test)| {
+            let (cells, cycles) = if double { model::<f64>(grid, FloatFormat::BINARY64, pipelines)? } else { model::<f32>(grid, FloatFormat::BINARY32, pipelines)? };
+            let precision = if double { "binary64" } else { "binary32" };
+            Ok(ProgramRow { cells, precision: precision.into(), pipelines, cycles_10_iterations: cycles, test: test.into() })
+        })
+        .collect()
+}
+
+/// Airfoil on the 720,000-cell mesh for 1000 iterations, four ways (OP2's sequential order and
+/// the compiled hardware's order — its schedules and reduction lanes —, binary64 and binary32),
+/// printed every 100 iterations. A few minutes on one core.
+pub fn rms_history(log: &mut dyn FnMut(String)) -> Result<Vec<RmsRow>, Error> {
+    use weft_ip::airfoil::solver::{iteration, iteration_in, Constants, Order, State};
+    let m = naca0012(400, 600)?;
+    let app = Application::<f64>::load("airfoil.app", AIRFOIL, &m.data())?;
+    let lanes = Stages::balanced(FloatFormat::BINARY64).of(FloatOperator::Add);
+    let plan = weft_ip::app::plan::Plan::new(&app, lanes)?;
+    let order = Order { edges: &plan.schedules["res_calc"], bedges: &plan.schedules["bres_calc"], lanes };
+    let (c64, c32) = (Constants::<f64>::default(), Constants::<f32>::default());
+    let (mut s64, mut s32, mut h64, mut h32) = (State::free_stream(&m, &c64), State::free_stream(&m, &c32), State::free_stream(&m, &c64), State::free_stream(&m, &c32));
+    let mut printed = [vec![], vec![], vec![], vec![]];
+    for it in 1..=1000 {
+        let rms = [iteration(&m, &mut s64, &c64), iteration(&m, &mut s32, &c32) as f64, iteration_in(&m, &mut h64, &c64, &order), iteration_in(&m, &mut h32, &c32, &order) as f64];
+        if it % 100 == 0 {
+            log(format!("iteration {it}: rms {:.6e} {:.6e} {:.6e} {:.6e} (OP2's order binary64, binary32; the hardware's order binary64, binary32)", rms[0], rms[1], rms[2], rms[3]));
+            for (p, r) in printed.iter_mut().zip(rms) {
+                p.push((it, r));
+            }
+        }
+    }
+    let names = [("OP2's sequential order", "binary64"), ("OP2's sequential order", "binary32"), ("the hardware's order", "binary64"), ("the hardware's order", "binary32")];
+    Ok(names
+        .iter()
+        .zip(printed)
+        .map(|(&(order, precision), printed)| {
+            let last = printed.last().map_or(f64::NAN, |p| p.1);
+            RmsRow { order: order.into(), precision: precision.into(), printed, percent_from_op2: 100.0 * (last / OP2_RMS - 1.0) }
+        })
+        .collect())
 }
 
 /// Seed 002's fill of a loop's pipeline: the schedule read and the two gather reads, the kernel,

@@ -128,9 +128,12 @@ fn systems_or_default(configs: &[PathBuf]) -> Result<Vec<crate::system::SystemCo
     }
 }
 
-/// `weft bench airfoil`: every mesh and pipeline count; writes `airfoil.json` into `out`.
+/// `weft bench airfoil`: every mesh and pipeline count, the Verilator programs' model and the
+/// rms history against OP2; writes `airfoil.json` into `out`.
 pub fn airfoil(out: &Path) -> Result<(), Error> {
-    let report = crate::bench::airfoil::run(&crate::bench::airfoil::MESHES, &crate::bench::airfoil::PIPELINES, &mut |line| eprintln!("{line}"))?;
+    let mut report = crate::bench::airfoil::run(&crate::bench::airfoil::MESHES, &crate::bench::airfoil::PIPELINES, &mut |line| eprintln!("{line}"))?;
+    report.programs = crate::bench::airfoil::programs()?;
+    report.rms = crate::bench::airfoil::rms_history(&mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::airfoil::table(&report));
     write_json(&out.join("airfoil.json"), &report)
 }

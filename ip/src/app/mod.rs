@@ -21,6 +21,7 @@ pub mod host;
 mod kernel;
 pub mod layout;
 mod memories;
+pub mod partition;
 pub mod plan;
 mod program;
 mod reduction;

@@ -43,6 +43,19 @@ pub enum Access {
     Max,
 }
 
+impl Access {
+    /// Whether the loop changes the values (`Write`, `Rw`, `Inc`, and the reductions).
+    pub fn writes(self) -> bool {
+        self != Access::Read
+    }
+
+    /// Whether the loop needs the values as they are (`Read`, `Rw`; `Inc` adds to them, so the
+    /// element's owner must hold them, but the increment alone needs no copy).
+    pub fn reads(self) -> bool {
+        matches!(self, Access::Read | Access::Rw)
+    }
+}
+
 /// A loop argument: a datum on the loop's set, a datum reached through index `index` of a map
 /// from the loop's set, or a global.
 #[derive(Clone, Copy, Debug)]
@@ -152,6 +165,11 @@ impl<T: Float> App<T> {
     pub fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize, &[u32]) {
         let map = &self.maps[m.0];
         (&map.name, map.from, map.to, map.dim, &map.values)
+    }
+
+    /// Every map, in declaration order.
+    pub fn maps(&self) -> Vec<MapId> {
+        (0..self.maps.len()).map(MapId).collect()
     }
 
     /// Dat `d`: its name, set and dimension.

@@ -218,6 +218,16 @@ impl<T: Element> Application<T> {
         Ok(Application { app, origin: origin.to_string(), text, sets, dats, globals, consts, loops })
     }
 
+    /// The set declared as `name`.
+    pub fn set_id(&self, name: &str) -> Option<SetId> {
+        self.sets.get(name).copied()
+    }
+
+    /// Every loop, by name: the set it runs over and its arguments.
+    pub fn loop_args(&self) -> Vec<(&str, SetId, &[Arg])> {
+        self.loops.iter().map(|(name, l)| (name.as_str(), l.set, l.args.as_slice())).collect()
+    }
+
     /// Runs loop `name` once over its set, in element order.
     pub fn run_loop(&mut self, name: &str) -> Result<(), Error> {
         let size = self.loops.get(name).map_or(0, |l| self.app.set_size(l.set));

@@ -1,0 +1,128 @@
+//! Airfoil split over nodes ([`weft_ip::app::partition`]): every element owned once, every
+//! remote read covered by exactly one halo entry, every owned element's increments computed on
+//! its owner, and METIS's cut against a plain split of the numbering.
+
+use std::collections::BTreeSet;
+use weft_ip::airfoil::naca0012::naca0012;
+use weft_ip::app::partition::halo::Halo;
+use weft_ip::app::partition::{partition, LoopArgs, Method, Partition};
+use weft_ip::app::{Application, Arg};
+
+const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+
+fn airfoil(grid: (usize, usize)) -> (weft_ip::airfoil::Mesh, Application<f64>) {
+    let mesh = naca0012(grid.0, grid.1).unwrap();
+    let app = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    (mesh, app)
+}
+
+/// The rules a partition and its halos must keep, checked element by element.
+fn check(app: &Application<f64>, loops: &[LoopArgs], p: &Partition, h: &Halo) {
+    let a = &app.app;
+    for s in a.sets() {
+        // Owned once: the parts' owned lists cover the set exactly.
+        let mut seen = vec![0u32; a.set_size(s)];
+        for part in 0..p.parts {
+            p.owned(s, part).iter().for_each(|&e| seen[e as usize] += 1);
+            for list in [&h.exec[part][s.index()], &h.import[part][s.index()]] {
+                assert!(list.windows(2).all(|w| w[0] < w[1]), "a halo list of `{}` is not strictly ascending", a.set_name(s));
+                assert!(list.iter().all(|&e| p.owner[s.index()][e as usize] as usize != part), "part {part} imports an element of `{}` it owns", a.set_name(s));
+            }
+            // The owners' exports to a part are exactly its imports.
+            let mut from_owners: Vec<u32> = (0..p.parts).filter(|&q| q != part).flat_map(|q| h.exports(p, q, part, s)).collect();
+            from_owners.sort_unstable();
+            assert_eq!(from_owners, h.import[part][s.index()]);
+        }
+        assert!(seen.iter().all(|&n| n == 1), "an element of `{}` owned {} times", a.set_name(s), seen.iter().max().unwrap());
+    }
+    for &(name, set, args) in loops {
+        let writes = args.iter().any(|arg| matches!(arg, Arg::Indirect(_, _, _, acc) if acc.writes()));
+        for part in 0..p.parts {
+            let executed: BTreeSet<u32> = h.executed(p, part, set, writes).into_iter().collect();
+            for &e in &executed {
+                for arg in args {
+                    let (to, t) = match *arg {
+                        Arg::Direct(..) => (set, e),
+                        Arg::Indirect(_, m, i, _) => {
+                            let (_, _, to, dim, values) = a.map_info(m);
+                            (to, values[e as usize * dim + i])
+                        }
+                        Arg::Global(..) => continue,
+                    };
+                    if p.owner[to.index()][t as usize] as usize != part {
+                        let list = &h.import[part][to.index()];
+                        assert_eq!(list.iter().filter(|&&x| x == t).count(), 1, "{name}, part {part}: remote element {t} of `{}` not covered once", a.set_name(to));
+                    }
+                }
+            }
+            // Every increment or write through a map to an owned element runs on its owner.
+            for arg in args {
+                let Arg::Indirect(_, m, i, acc) = *arg else { continue };
+                if !acc.writes() {
+                    continue;
+                }
+                let (_, _, to, dim, values) = a.map_info(m);
+                for e in 0..a.set_size(set) {
+                    if p.owner[to.index()][values[e * dim + i] as usize] as usize == part {
+                        assert!(executed.contains(&(e as u32)), "{name}: element {e} increments part {part}'s element but part {part} does not run it");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn metis_and_bisection_partitions_keep_the_halo_rules() {
+    let (mesh, app) = airfoil((50, 66));
+    let loops = app.loop_args();
+    let cells = app.set_id("cells").unwrap();
+    let coords = Method::Geometric { coords: app.dat_id("p_x").unwrap() };
+    for parts in [2, 4, 8] {
+        for method in [Method::Metis, coords] {
+            let p = partition(&app.app, &loops, cells, parts, method).unwrap();
+            let h = Halo::build(&app.app, &loops, &p);
+            check(&app, &loops, &p, &h);
+            // Balance: every part within 5 % of the average cell count.
+            let sizes: Vec<usize> = (0..parts).map(|q| p.owned(cells, q).len()).collect();
+            let average = mesh.cells.len() as f64 / parts as f64;
+            assert!(sizes.iter().all(|&n| (n as f64) < 1.05 * average), "{method:?}, {parts} parts: cells {sizes:?}");
+            println!("{method:?}, {parts} parts: cells {sizes:?}, edge cut {}, {} elements imported", p.edge_cut, h.imported());
+        }
+    }
+}
+
+/// The dual graph's cut, counted from the mesh's own edge list: METIS cuts fewer edges than
+/// splitting the cells' numbering into equal blocks, and the same mesh gives the same parts.
+#[test]
+fn metis_cuts_fewer_edges_than_a_plain_split_and_is_deterministic() {
+    let (mesh, app) = airfoil((50, 66));
+    let loops = app.loop_args();
+    let cells = app.set_id("cells").unwrap();
+    let n = mesh.cells.len();
+    let cut = |owner: &[u32]| mesh.edges.iter().filter(|e| owner[e.cells[0] as usize] != owner[e.cells[1] as usize]).count();
+    for parts in [4, 8] {
+        let p = partition(&app.app, &loops, cells, parts, Method::Metis).unwrap();
+        let metis_cut = cut(&p.owner[cells.index()]);
+        assert_eq!(metis_cut, p.edge_cut, "the partition's own count");
+        let blocks: Vec<u32> = (0..n).map(|c| (c * parts / n) as u32).collect();
+        assert!(metis_cut < cut(&blocks), "{parts} parts: METIS cuts {metis_cut}, blocks {}", cut(&blocks));
+        let again = partition(&app.app, &loops, cells, parts, Method::Metis).unwrap();
+        assert!(again.owner == p.owner, "{parts} parts: a second run gave other parts");
+        println!("{parts} parts: METIS cuts {metis_cut} edges, blocks of the numbering {}", cut(&blocks));
+    }
+}
+
+#[test]
+fn bad_requests_are_refused_with_the_reason() {
+    let (_, app) = airfoil((4, 6));
+    let loops = app.loop_args();
+    let cells = app.set_id("cells").unwrap();
+    let e = partition(&app.app, &loops, cells, 0, Method::Metis).unwrap_err().to_string();
+    assert!(e.contains("0 parts: allowed 1..=4096"), "{e}");
+    let e = partition(&app.app, &loops, cells, 100, Method::Metis).unwrap_err().to_string();
+    assert!(e.contains("fewer than the 100 parts"), "{e}");
+    let bad = Method::Geometric { coords: app.dat_id("p_adt").unwrap() };
+    let e = partition(&app.app, &loops, cells, 2, bad).unwrap_err().to_string();
+    assert!(e.contains("dimension 1: allowed 2 or 3"), "{e}");
+}
