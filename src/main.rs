@@ -114,12 +114,24 @@ enum Command {
         /// Compile the program to hardware instead (<out>/<app>.v; with a loop's name, that loop)
         #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "LOOP")]
         compile: Option<String>,
-        /// Output folder for --compile
+        /// Output folder for --compile and --partition
         #[arg(long, default_value = "generated/app")]
         out: PathBuf,
         /// Pipelines per loop for --compile (1 ..= 8)
         #[arg(long, default_value_t = 1)]
         pipelines: usize,
+        /// Split the application over this many nodes instead, and write the owners and halos
+        /// (<out>/<app>_partition_<K>.json)
+        #[arg(long, value_name = "K")]
+        partition: Option<usize>,
+        /// How --partition splits: `metis` (k-way on the dual graph) or `coords:DAT` (recursive
+        /// bisection of the positions in dat DAT)
+        #[arg(long, default_value = "metis")]
+        split: String,
+        /// The set --partition splits (the others follow it through their maps); by default the
+        /// target of the first map a loop increments through
+        #[arg(long)]
+        primary: Option<String>,
     },
     /// Measure and print performance figures; `--check` runs a fast subset of every benchmark
     /// and compares each figure with the committed JSON under bench/
@@ -144,7 +156,11 @@ fn main() -> ExitCode {
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
             weft::run::run_and_report(&weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed }).map_err(String::from)
         }
-        Command::App { file, mesh, precision, compile, out, pipelines } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
+        Command::App { file, mesh, partition: Some(parts), split, primary, out, .. } => weft::run::app::mesh(&mesh)
+            .and_then(|data| weft::run::partition::command(&file, &data, parts, primary.as_deref(), &split, &out))
+            .map(|path| println!("wrote {}", path.display()))
+            .map_err(String::from),
+        Command::App { file, mesh, precision, compile, out, pipelines, .. } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
         Command::Bench { what, check } => weft::bench::cli::run(what, check).map_err(String::from),
     };
     match result {

@@ -222,3 +222,36 @@ fn app_compiles_a_loop_to_verilog_or_says_what_is_not_built() {
     assert!(!ok && text.contains("solve"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--partition`: the written file gives every element one owner, and each node's import halo is
+/// exactly what the other nodes say they send it; bad splits are refused with the reason.
+#[test]
+fn app_partition_writes_owners_and_halos_that_agree() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-partition-{}", std::process::id()));
+    let out = dir.to_string_lossy().to_string();
+    let (ok, text) = weft(&["app", "examples/apps/airfoil.app", "--mesh", "naca0012:10,12", "--partition", "3", "--out", &out]);
+    assert!(ok, "{text}");
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("airfoil_partition_3.json")).unwrap()).unwrap();
+    assert_eq!(j["primary"], "cells");
+    for set in j["sets"].as_array().unwrap() {
+        let owner: Vec<u64> = set["owner"].as_array().unwrap().iter().map(|o| o.as_u64().unwrap()).collect();
+        assert_eq!(owner.len() as u64, set["size"].as_u64().unwrap());
+        let nodes = set["nodes"].as_array().unwrap();
+        for (n, node) in nodes.iter().enumerate() {
+            assert_eq!(node["owned"].as_u64().unwrap() as usize, owner.iter().filter(|&&o| o == n as u64).count());
+            let import: Vec<u64> = node["import"].as_array().unwrap().iter().map(|e| e.as_u64().unwrap()).collect();
+            let mut sent: Vec<u64> = nodes
+                .iter()
+                .flat_map(|m| m["sends"].as_array().unwrap().iter().filter(|s| s[0] == n).flat_map(|s| s[1].as_array().unwrap().iter().map(|e| e.as_u64().unwrap())).collect::<Vec<_>>())
+                .collect();
+            sent.sort_unstable();
+            assert_eq!(sent, import, "set {}, node {n}", set["name"]);
+            assert!(import.iter().all(|&e| owner[e as usize] != n as u64));
+        }
+    }
+    let (ok, text) = weft(&["app", "examples/apps/airfoil.app", "--mesh", "naca0012:10,12", "--partition", "3", "--split", "coords:p_q", "--out", &out]);
+    assert!(!ok && text.contains("`p_q` have dimension 4: allowed 2 or 3"), "{text}");
+    let (ok, text) = weft(&["app", "examples/apps/airfoil.app", "--mesh", "naca0012:10,12", "--partition", "3", "--split", "random", "--out", &out]);
+    assert!(!ok && text.contains("allowed `metis` or `coords:DAT`"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod data;
+pub mod partition;
 
 use crate::Error;
 use std::path::{Path, PathBuf};
