@@ -361,7 +361,7 @@ fn airfoil_rms(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "airfoil.json")?;
     let runs = rows(&j["rms"]);
     let mut header = vec!["order".to_string(), "precision".to_string()];
-    header.extend(runs.first().map_or(&[][..], |r| rows(&r["printed"])).iter().map(|p| format!("{}", int(&p[0]))));
+    header.extend(runs.first().map_or(&[][..], |r| rows(&r["printed"])).iter().map(|p| int(&p[0])));
     header.push("% from OP2 at 1000".into());
     let body = runs
         .iter()

@@ -312,6 +312,16 @@ impl<T: Float> App<T> {
     /// (`None`) skipped — which must name every element of `set` exactly once: what the
     /// generated hardware computes when it issues the loop in that order.
     pub fn par_loop_in(&mut self, name: &str, set: SetId, args: &[Arg], order: &[Option<u32>], kernel: &dyn Fn(&mut [Vec<T>])) -> Result<(), Error> {
+        self.par_loop_order(name, set, args, order, true, kernel)
+    }
+
+    /// [`App::par_loop_in`] over some of the elements only (each at most once): what one node of
+    /// a partitioned application runs ([`crate::app::partition`]).
+    pub fn par_loop_part(&mut self, name: &str, set: SetId, args: &[Arg], order: &[Option<u32>], kernel: &dyn Fn(&mut [Vec<T>])) -> Result<(), Error> {
+        self.par_loop_order(name, set, args, order, false, kernel)
+    }
+
+    fn par_loop_order(&mut self, name: &str, set: SetId, args: &[Arg], order: &[Option<u32>], complete: bool, kernel: &dyn Fn(&mut [Vec<T>])) -> Result<(), Error> {
         self.check(name, set, args)?;
         let size = self.sets[set.0].size;
         let mut seen = vec![false; size];
@@ -322,7 +332,7 @@ impl<T: Float> App<T> {
                 None => return Err(Error::Config(format!("loop `{name}`: the order names element {e}, `{}` has {size}", self.sets[set.0].name))),
             }
         }
-        if let Some(e) = seen.iter().position(|s| !s) {
+        if let Some(e) = seen.iter().position(|s| !s).filter(|_| complete) {
             return Err(Error::Config(format!("loop `{name}`: the order never visits element {e}")));
         }
         let dims: Vec<usize> = args

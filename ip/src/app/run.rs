@@ -91,10 +91,14 @@ pub struct Application<T: Element> {
     pub(super) loops: BTreeMap<String, CompiledLoop>,
 }
 
+/// Runs one loop step of a program in place of [`Application::run_loop`].
+pub type LoopRunner<'a, T> = &'a mut dyn FnMut(&mut Application<T>, &str) -> Result<(), Error>;
+
 /// How a program run visits its loops' elements and counts its outermost repeat.
-struct Run<'a> {
+struct Run<'a, T: Element> {
     schedules: Option<&'a BTreeMap<String, Vec<Slot>>>,
     iterations: Option<usize>,
+    each_loop: Option<LoopRunner<'a, T>>,
 }
 
 /// `expression` in the kernel language over `names` (bit patterns), in `precision`.
@@ -245,9 +249,20 @@ impl<T: Element> Application<T> {
     /// Runs loop `name` once, visiting its elements in `order` (a schedule's slots; no-ops
     /// skipped): the schedule-order reference of the hardware that issues it so.
     pub fn run_loop_in(&mut self, name: &str, order: &[Option<u32>]) -> Result<(), Error> {
+        self.run_loop_order(name, order, true)
+    }
+
+    /// [`Application::run_loop_in`] over some of the loop's elements only: one node's share of a
+    /// partitioned run ([`crate::app::partition::run`]).
+    pub fn run_loop_part(&mut self, name: &str, order: &[Option<u32>]) -> Result<(), Error> {
+        self.run_loop_order(name, order, false)
+    }
+
+    fn run_loop_order(&mut self, name: &str, order: &[Option<u32>], complete: bool) -> Result<(), Error> {
         let l = self.loops.get(name).ok_or_else(|| Error::Config(format!("{}: no loop `{name}`", self.origin)))?;
         let kernel = &l.kernel;
-        self.app.par_loop_in(name, l.set, &l.args, order, &|bufs| {
+        let run = if complete { App::par_loop_in } else { App::par_loop_part };
+        run(&mut self.app, name, l.set, &l.args, order, &|bufs| {
             let lanes: Vec<u64> = kernel
                 .lanes
                 .iter()
@@ -292,16 +307,28 @@ impl<T: Element> Application<T> {
     /// `iterations` times instead of the file's count.
     pub fn run_as(&mut self, schedules: Option<&BTreeMap<String, Vec<Slot>>>, iterations: Option<usize>, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
         let program = self.text.program.clone();
-        self.steps(&program, 0, &Run { schedules, iterations }, print)
+        self.steps(&program, 0, &mut Run { schedules, iterations, each_loop: None }, print)
     }
 
-    fn steps(&mut self, steps: &[Step], iteration: usize, run: &Run, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
+    /// [`Application::run`] with every loop step handed to `each_loop` (which may run it over
+    /// parts of its set, as [`crate::app::partition::run`] does) and the outermost repeat run
+    /// `iterations` times instead of the file's count.
+    pub fn run_with(&mut self, iterations: Option<usize>, each_loop: LoopRunner<'_, T>, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
+        let program = self.text.program.clone();
+        self.steps(&program, 0, &mut Run { schedules: None, iterations, each_loop: Some(each_loop) }, print)
+    }
+
+    fn steps(&mut self, steps: &[Step], iteration: usize, run: &mut Run<T>, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
         let fail = |origin: &str, error: DslError| Error::Source { origin: origin.to_string(), error };
         for step in steps {
             match step {
                 Step::Loop(name) => {
                     if !self.loops.contains_key(&name.text) {
                         return Err(fail(&self.origin, name.at.error(format!("`{}` is not a loop of this application", name.text))));
+                    }
+                    if let Some(each_loop) = run.each_loop.as_mut() {
+                        each_loop(self, &name.text)?;
+                        continue;
                     }
                     match run.schedules.and_then(|s| s.get(&name.text)) {
                         Some(order) => self.run_loop_in(&name.text, order)?,
