@@ -44,6 +44,7 @@ module allreduce_w128(
     timeout,
     contributions,
     mismatches,
+    id_mismatches,
     timeouts,
     results
 );
@@ -101,6 +102,7 @@ module allreduce_w128(
     // outputs: status and counters
     output reg [31:0] contributions;
     output reg [31:0] mismatches;
+    output reg [31:0] id_mismatches;
     output reg [31:0] timeouts;
     output reg [31:0] results;
 
@@ -111,7 +113,7 @@ wire root;
 wire fwd_a;
 wire fwd_b;
 wire no_result;
-// payloads, each beat with its packet's length
+// payloads, each beat with its packet's length and operation id (the header's user word)
 reg host_in_packet;
 wire host_head;
 wire join_take_sel;
@@ -124,10 +126,14 @@ reg [13:0] b_length;
 wire b_head;
 wire join_b_sel;
 wire b_in_packet_and;
+reg [31:0] host_op_id;
+reg [31:0] a_op_id;
+reg [31:0] b_op_id;
 wire join_b_sel_2;
 wire join_b;
 // join: one beat of each input in use, into 4 lanes of (a op h) op b (12 cycles)
 wire [13:0] packet_length;
+wire [31:0] packet_op_id;
 wire host_head_and;
 reg [4:0] lengths_wr;
 reg [4:0] lengths_rd;
@@ -141,9 +147,14 @@ wire host_head_and_2;
 wire host_head_or;
 wire lengths_landed_and;
 wire lengths_wr_and;
+wire host_head_and_3;
+wire host_head_or_2;
 reg [13:0] lengths_read0;
 reg [13:0] lengths_head0;
 reg [13:0] lengths_second0;
+reg [31:0] lengths_read1;
+reg [31:0] lengths_head1;
+reg [31:0] lengths_second1;
 wire a_in_packet_or;
 wire b_in_packet_or;
 wire join_take;
@@ -177,11 +188,12 @@ wire [127:0] maxima;
 wire [127:0] combined_unless_min;
 wire [127:0] combined_unless_or;
 wire [127:0] combined;
+wire [45:0] lengths_head1_cat;
 // the root's sum is the result; elsewhere it is a partial for dst_a
 wire result_all_took_sel;
 wire [127:0] combined_sel;
 wire adders_m_axis_tlast_sel;
-wire [13:0] lengths_head0_sel;
+wire [45:0] lengths_head1_sel;
 wire adders_m_axis_tvalid_sel;
 reg result_took0;
 reg result_took1;
@@ -194,22 +206,23 @@ wire adders_m_axis_tvalid_and_3;
 wire adders_m_axis_tvalid_and_4;
 wire adders_m_axis_tvalid_and_5;
 wire adders_m_axis_tlast_sel_2;
+wire [45:0] lengths_head1_sel_2;
 wire adders_m_axis_tvalid_sel_2;
-// headers: destination, tag, the packet's length
-wire [51:0] cat;
-wire [51:0] lengths_head0_cat;
-wire [51:0] dst_a_or;
+// headers: destination, tag, the packet's length and operation id
 reg a_out_in_frame;
 reg a_out_out_valid;
 reg [127:0] a_out_out_data;
 reg a_out_out_last;
-// header: the side-band fields at their places in the packet header
+wire [51:0] cat;
+wire [51:0] lengths_head1_cat_2;
+wire [51:0] dst_a_or;
 wire [127:0] dst_a_cat;
 wire [127:0] dst_a_cat_2;
 wire [127:0] dst_a_cat_3;
 wire [127:0] dst_a_cat_4;
 wire [127:0] dst_a_cat_5;
-wire [127:0] header;
+wire [127:0] lengths_head1_cat_3;
+wire [127:0] lengths_head1_or;
 // the header goes out in the cycle a frame's first beat is offered; that beat waits
 wire free;
 wire head_now;
@@ -217,19 +230,19 @@ wire load;
 wire send_header;
 wire send_beat;
 wire free_and;
-wire [51:0] lengths_head0_cat_2;
-wire [51:0] dst_b_or;
 reg b_out_in_frame;
 reg b_out_out_valid;
 reg [127:0] b_out_out_data;
 reg b_out_out_last;
-// header: the side-band fields at their places in the packet header
+wire [51:0] lengths_head1_cat_4;
+wire [51:0] dst_b_or;
 wire [127:0] dst_b_cat;
 wire [127:0] dst_b_cat_2;
 wire [127:0] dst_b_cat_3;
 wire [127:0] dst_b_cat_4;
 wire [127:0] dst_b_cat_5;
-wire [127:0] header_2;
+wire [127:0] lengths_head1_cat_5;
+wire [127:0] lengths_head1_or_2;
 // the header goes out in the cycle a frame's first beat is offered; that beat waits
 wire free_2;
 wire head_now_2;
@@ -244,7 +257,8 @@ reg [15:0] host_out_out_keep;
 reg host_out_out_last;
 // the host's header: from and to this node's host port, no hops, check bits
 wire [119:0] host_dst_cat;
-wire [119:0] lengths_head0_cat_3;
+wire [119:0] lengths_head1_cat_6;
+wire [119:0] lengths_head1_cat_7;
 wire [119:0] host_dst_or;
 wire [6:0] host_dst_cat_2;
 wire [127:0] host_header;
@@ -270,14 +284,17 @@ reg host_mid_packet;
 wire send_error;
 wire m_axis_host_tready_and;
 wire [119:0] host_dst_cat_3;
+wire [119:0] host_op_id_cat;
 wire [119:0] host_dst_or_2;
 wire [6:0] host_dst_cat_4;
 wire [127:0] error_header;
 wire host_out_fire;
 wire host_out_out_last_sel;
-wire [127:0] header_sel;
+wire [127:0] combined_sel_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [13:0] lengths_mem0 [0:15];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [31:0] lengths_mem1 [0:15];
 wire [511:0] adders_m_axis_tdata;
 wire adders_m_axis_tvalid;
 wire adders_m_axis_tlast;
@@ -290,7 +307,7 @@ assign fwd_a = flags[3];
 assign fwd_b = flags[4];
 assign no_result = flags[5];
 
-// ---- payloads, each beat with its packet's length ----
+// ---- payloads, each beat with its packet's length and operation id (the header's user word) ----
 assign host_head = (~host_in_packet) & s_axis_host_tvalid;
 assign join_take_sel = host_in_packet ? join_take_and : 1'h1;
 assign host_in_packet_and = host_in_packet & s_axis_host_tvalid;
@@ -304,6 +321,7 @@ assign join_b = root & use_b;
 
 // ---- join: one beat of each input in use, into 4 lanes of (a op h) op b (12 cycles) ----
 assign packet_length = s_axis_host_tdata[57:44];
+assign packet_op_id = s_axis_host_tdata[119:88];
 assign host_head_and = host_head & (~(packet_length == 14'h0));
 assign lengths_wr_eq = lengths_wr == lengths_rd;
 assign lengths_second_valid_and = lengths_second_valid & (~adders_m_axis_tvalid_and_2);
@@ -313,6 +331,8 @@ assign host_head_or = host_head_and_2 | lengths_landed;
 assign lengths_landed_and = lengths_landed & host_head_and_2;
 assign lengths_wr_and = (~lengths_wr_eq) &
     (~(lengths_second_valid_and | (lengths_valid_or & host_head_or) | lengths_landed_and));
+assign host_head_and_3 = host_head_or & (~lengths_valid_or);
+assign host_head_or_2 = (host_head_or & lengths_valid_or) | lengths_landed_and;
 assign a_in_packet_or = (a_in_packet & s_axis_a_tvalid) | (~use_a);
 assign b_in_packet_or = (b_in_packet_and & root) | (~join_b);
 assign join_take = adders_s_axis_tready & ((lengths_wr - lengths_rd) < 5'h10);
@@ -350,12 +370,13 @@ assign maxima = adders_m_axis_tdata[383:256];
 assign combined_unless_min = op_max ? maxima : sums;
 assign combined_unless_or = op_min ? minima : combined_unless_min;
 assign combined = op_or ? delayed : combined_unless_or;
+assign lengths_head1_cat = {lengths_head1, lengths_head0};
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;
 assign combined_sel = root ? combined : s_axis_b_tdata;
 assign adders_m_axis_tlast_sel = root ? adders_m_axis_tlast : s_axis_b_tlast;
-assign lengths_head0_sel = root ? lengths_head0 : b_length;
+assign lengths_head1_sel = root ? lengths_head1_cat : ({b_op_id, b_length});
 assign adders_m_axis_tvalid_sel = root ? (adders_m_axis_tvalid_and & root) : (b_in_packet_and & (~root));
 assign result_took0_not = ~result_took0;
 assign fwd_b_and = fwd_b & (~result_took1);
@@ -365,21 +386,22 @@ assign adders_m_axis_tvalid_and_3 = adders_m_axis_tvalid_sel & result_all_took;
 assign adders_m_axis_tvalid_and_4 = adders_m_axis_tvalid_sel & result_took0_not;
 assign adders_m_axis_tvalid_and_5 = adders_m_axis_tvalid_sel & fwd_b_and;
 assign adders_m_axis_tlast_sel_2 = root ? adders_m_axis_tlast_sel : adders_m_axis_tlast;
+assign lengths_head1_sel_2 = root ? lengths_head1_sel : lengths_head1_cat;
 assign adders_m_axis_tvalid_sel_2 = root ? (adders_m_axis_tvalid_sel & root_and) : (adders_m_axis_tvalid_and & (~root));
 
-// ---- headers: destination, tag, the packet's length ----
+// ---- headers: destination, tag, the packet's length and operation id ----
 assign cat = {36'h0, (root ? 16'ha11e : 16'ha11d)};
-assign lengths_head0_cat = {38'h0, (root ? lengths_head0_sel : lengths_head0)};
-assign dst_a_or = ({30'h0, dst_a}) | ({cat[29:0], 22'h0}) | ({lengths_head0_cat[13:0], 38'h0});
-
-// ---- header: the side-band fields at their places in the packet header ----
+assign lengths_head1_cat_2 = {38'h0, lengths_head1_sel_2[13:0]};
+assign dst_a_or = ({30'h0, dst_a}) | ({cat[29:0], 22'h0}) | ({lengths_head1_cat_2[13:0], 38'h0});
 assign dst_a_cat = {122'h0, dst_a_or[11:6]};
 assign dst_a_cat_2 = {122'h0, dst_a_or[17:12]};
 assign dst_a_cat_3 = {124'h0, dst_a_or[21:18]};
 assign dst_a_cat_4 = {112'h0, dst_a_or[37:22]};
 assign dst_a_cat_5 = {114'h0, dst_a_or[51:38]};
-assign header = ({122'h0, dst_a_or[5:0]}) | ({dst_a_cat[121:0], 6'h0}) | ({dst_a_cat_2[115:0], 12'h0}) |
-    ({dst_a_cat_3[109:0], 18'h0}) | ({dst_a_cat_4[69:0], 58'h0}) | ({dst_a_cat_5[83:0], 44'h0});
+assign lengths_head1_cat_3 = {96'h0, lengths_head1_sel_2[45:14]};
+assign lengths_head1_or = ({122'h0, dst_a_or[5:0]}) | ({dst_a_cat[121:0], 6'h0}) | ({dst_a_cat_2[115:0], 12'h0}) |
+    ({dst_a_cat_3[109:0], 18'h0}) | ({dst_a_cat_4[69:0], 58'h0}) | ({dst_a_cat_5[83:0], 44'h0}) |
+    ({lengths_head1_cat_3[39:0], 88'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free = (~a_out_out_valid) | m_axis_a_tready;
@@ -388,17 +410,17 @@ assign load = adders_m_axis_tvalid_sel_2 & free;
 assign send_header = load & head_now;
 assign send_beat = load & (~head_now);
 assign free_and = free & a_out_in_frame;
-assign lengths_head0_cat_2 = {38'h0, lengths_head0_sel};
-assign dst_b_or = ({30'h0, dst_b}) | 52'h2847800000 | ({lengths_head0_cat_2[13:0], 38'h0});
-
-// ---- header: the side-band fields at their places in the packet header ----
+assign lengths_head1_cat_4 = {38'h0, lengths_head1_sel[13:0]};
+assign dst_b_or = ({30'h0, dst_b}) | 52'h2847800000 | ({lengths_head1_cat_4[13:0], 38'h0});
 assign dst_b_cat = {122'h0, dst_b_or[11:6]};
 assign dst_b_cat_2 = {122'h0, dst_b_or[17:12]};
 assign dst_b_cat_3 = {124'h0, dst_b_or[21:18]};
 assign dst_b_cat_4 = {112'h0, dst_b_or[37:22]};
 assign dst_b_cat_5 = {114'h0, dst_b_or[51:38]};
-assign header_2 = ({122'h0, dst_b_or[5:0]}) | ({dst_b_cat[121:0], 6'h0}) | ({dst_b_cat_2[115:0], 12'h0}) |
-    ({dst_b_cat_3[109:0], 18'h0}) | ({dst_b_cat_4[69:0], 58'h0}) | ({dst_b_cat_5[83:0], 44'h0});
+assign lengths_head1_cat_5 = {96'h0, lengths_head1_sel[45:14]};
+assign lengths_head1_or_2 = ({122'h0, dst_b_or[5:0]}) | ({dst_b_cat[121:0], 6'h0}) | ({dst_b_cat_2[115:0], 12'h0}) |
+    ({dst_b_cat_3[109:0], 18'h0}) | ({dst_b_cat_4[69:0], 58'h0}) | ({dst_b_cat_5[83:0], 44'h0}) |
+    ({lengths_head1_cat_5[39:0], 88'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free_2 = (~b_out_out_valid) | m_axis_b_tready;
@@ -410,9 +432,10 @@ assign free_and_2 = free_2 & b_out_in_frame;
 
 // ---- the host's header: from and to this node's host port, no hops, check bits ----
 assign host_dst_cat = {98'h0, host_dst};
-assign lengths_head0_cat_3 = {106'h0, lengths_head0_sel};
-assign host_dst_or = ({98'h0, host_dst}) | ({host_dst_cat[97:0], 22'h0}) | ({lengths_head0_cat_3[75:0], 44'h0}) |
-    120'h2847800000000000000;
+assign lengths_head1_cat_6 = {106'h0, lengths_head1_sel[13:0]};
+assign lengths_head1_cat_7 = {88'h0, lengths_head1_sel[45:14]};
+assign host_dst_or = ({98'h0, host_dst}) | ({host_dst_cat[97:0], 22'h0}) | ({lengths_head1_cat_6[75:0], 44'h0}) |
+    120'h2847800000000000000 | ({lengths_head1_cat_7[31:0], 88'h0});
 assign host_dst_cat_2 = {(^(host_dst_or & 120'hfffffffffffffffe00000000000000)),
     (^(host_dst_or & 120'hffffffff00000001fffffffc000000)),
     (^(host_dst_or & 120'hffff0000ffff0001fffe0003fff800)),
@@ -442,7 +465,9 @@ assign timed_out = waiting & (~timeout_reported) & ((idle_cycles + 32'h1) == tim
 assign send_error = error_pending & (~host_mid_packet);
 assign m_axis_host_tready_and = m_axis_host_tready & (~send_error);
 assign host_dst_cat_3 = {98'h0, host_dst};
-assign host_dst_or_2 = ({98'h0, host_dst}) | ({host_dst_cat_3[97:0], 22'h0}) | 120'h2847c00000000000000;
+assign host_op_id_cat = {88'h0, host_op_id};
+assign host_dst_or_2 = ({98'h0, host_dst}) | ({host_dst_cat_3[97:0], 22'h0}) | 120'h2847c00000000000000 |
+    ({host_op_id_cat[31:0], 88'h0});
 assign host_dst_cat_4 = {(^(host_dst_or_2 & 120'hfffffffffffffffe00000000000000)),
     (^(host_dst_or_2 & 120'hffffffff00000001fffffffc000000)),
     (^(host_dst_or_2 & 120'hffff0000ffff0001fffe0003fff800)),
@@ -453,7 +478,7 @@ assign host_dst_cat_4 = {(^(host_dst_or_2 & 120'hfffffffffffffffe00000000000000)
 assign error_header = {(^({host_dst_cat_4, host_dst_or_2})), host_dst_cat_4, host_dst_or_2};
 assign host_out_fire = m_axis_host_tready & (send_error ? 1'h1 : host_out_out_valid);
 assign host_out_out_last_sel = send_error ? 1'h1 : host_out_out_last;
-assign header_sel = load ? (send_header ? header : (root ? combined_sel : combined)) : a_out_out_data;
+assign combined_sel_2 = load ? (send_header ? lengths_head1_or : (root ? combined_sel : combined)) : a_out_out_data;
 
 // ---- adders (allreduce_f32_x4) ----
 allreduce_w128_allreduce_f32_x4 adders (
@@ -474,6 +499,9 @@ always @(posedge clk) begin
     if (rst) a_in_packet <= 1'h0; else a_in_packet <= (a_in_packet & s_axis_a_tvalid & use_a_and & s_axis_a_tlast) ? 1'h0 : ((a_head & (~s_axis_a_tlast)) ? 1'h1 : a_in_packet);
     if (rst) b_in_packet <= 1'h0; else b_in_packet <= (b_in_packet & s_axis_b_tvalid & join_b_sel_2 & s_axis_b_tlast) ? 1'h0 : ((b_head & (~s_axis_b_tlast)) ? 1'h1 : b_in_packet);
     if (rst) b_length <= 14'h0; else b_length <= b_head ? s_axis_b_tdata[57:44] : b_length;
+    if (rst) host_op_id <= 32'h0; else host_op_id <= host_head ? s_axis_host_tdata[119:88] : host_op_id;
+    if (rst) a_op_id <= 32'h0; else a_op_id <= a_head ? s_axis_a_tdata[119:88] : a_op_id;
+    if (rst) b_op_id <= 32'h0; else b_op_id <= b_head ? s_axis_b_tdata[119:88] : b_op_id;
     if (rst) contributions <= 32'h0; else contributions <= host_head ? (contributions + 32'h1) : contributions;
     if (rst) lengths_wr <= 5'h0; else lengths_wr <= (host_head_and & (~host_head_and_2)) ? (lengths_wr + 5'h1) : lengths_wr;
     if (rst) lengths_rd <= 5'h0; else lengths_rd <= lengths_wr_and ? (lengths_rd + 5'h1) : lengths_rd;
@@ -481,20 +509,24 @@ always @(posedge clk) begin
     if (rst) lengths_valid <= 1'h0; else lengths_valid <= lengths_valid_or | host_head_or;
     if (rst) lengths_second_valid <= 1'h0; else lengths_second_valid <= lengths_second_valid_and | (lengths_valid_or & host_head_or) | lengths_landed_and;
     if (lengths_wr_and) lengths_read0 <= lengths_mem0[lengths_rd[3:0]];
-    if ((lengths_second_valid & adders_m_axis_tvalid_and_2) | (host_head_or & (~lengths_valid_or))) lengths_head0 <= (lengths_second_valid & adders_m_axis_tvalid_and_2) ? lengths_second0 : (lengths_landed ? lengths_read0 : packet_length);
-    if ((host_head_or & lengths_valid_or) | lengths_landed_and) lengths_second0 <= (lengths_landed & lengths_valid_or) ? lengths_read0 : packet_length;
+    if ((lengths_second_valid & adders_m_axis_tvalid_and_2) | host_head_and_3) lengths_head0 <= (lengths_second_valid & adders_m_axis_tvalid_and_2) ? lengths_second0 : (lengths_landed ? lengths_read0 : packet_length);
+    if (host_head_or_2) lengths_second0 <= (lengths_landed & lengths_valid_or) ? lengths_read0 : packet_length;
+    if (lengths_wr_and) lengths_read1 <= lengths_mem1[lengths_rd[3:0]];
+    if ((lengths_second_valid & adders_m_axis_tvalid_and_2) | host_head_and_3) lengths_head1 <= (lengths_second_valid & adders_m_axis_tvalid_and_2) ? lengths_second1 : (lengths_landed ? lengths_read1 : packet_op_id);
+    if (host_head_or_2) lengths_second1 <= (lengths_landed & lengths_valid_or) ? lengths_read1 : packet_op_id;
     if (rst) mismatches <= 32'h0; else mismatches <= (join_fire & use_a & (s_axis_a_tlast ^ s_axis_host_tlast)) ? (mismatches + 32'h1) : mismatches;
+    if (rst) id_mismatches <= 32'h0; else id_mismatches <= (join_fire & ((use_a & (~(a_op_id == host_op_id))) | (join_b & (~(b_op_id == host_op_id))))) ? (id_mismatches + 32'h1) : id_mismatches;
     if (rst) result_took0 <= 1'h0; else result_took0 <= (~adders_m_axis_tvalid_and_3) &
     (result_took0 | (adders_m_axis_tvalid_sel & result_took0_not & free_and_3));
     if (rst) result_took1 <= 1'h0; else result_took1 <= (~adders_m_axis_tvalid_and_3) & (result_took1 | (adders_m_axis_tvalid_sel & fwd_b_and & free_and_2));
     if (rst) result_took2 <= 1'h0; else result_took2 <= (~adders_m_axis_tvalid_and_3) & (result_took2 | (adders_m_axis_tvalid_sel & root_and & free_and));
     if (rst) a_out_in_frame <= 1'h0; else a_out_in_frame <= (send_beat & adders_m_axis_tlast_sel_2) ? 1'h0 : (send_header ? 1'h1 : a_out_in_frame);
     if (rst) a_out_out_valid <= 1'h0; else a_out_out_valid <= load ? 1'h1 : (m_axis_a_tready ? 1'h0 : a_out_out_valid);
-    if (rst) a_out_out_data <= 128'h0; else a_out_out_data <= header_sel;
+    if (rst) a_out_out_data <= 128'h0; else a_out_out_data <= combined_sel_2;
     if (rst) a_out_out_last <= 1'h0; else a_out_out_last <= load ? (send_header ? 1'h0 : adders_m_axis_tlast_sel_2) : a_out_out_last;
     if (rst) b_out_in_frame <= 1'h0; else b_out_in_frame <= (send_beat_2 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_2 ? 1'h1 : b_out_in_frame);
     if (rst) b_out_out_valid <= 1'h0; else b_out_out_valid <= load_2 ? 1'h1 : (m_axis_b_tready ? 1'h0 : b_out_out_valid);
-    if (rst) b_out_out_data <= 128'h0; else b_out_out_data <= load_2 ? (send_header_2 ? header_2 : combined_sel) : b_out_out_data;
+    if (rst) b_out_out_data <= 128'h0; else b_out_out_data <= load_2 ? (send_header_2 ? lengths_head1_or_2 : combined_sel) : b_out_out_data;
     if (rst) b_out_out_last <= 1'h0; else b_out_out_last <= load_2 ? (send_header_2 ? 1'h0 : adders_m_axis_tlast_sel) : b_out_out_last;
     if (rst) host_out_in_frame <= 1'h0; else host_out_in_frame <= (send_beat_3 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_3 ? 1'h1 : host_out_in_frame);
     if (rst) host_out_out_valid <= 1'h0; else host_out_out_valid <= load_3 ? 1'h1 : (m_axis_host_tready_and ? 1'h0 : host_out_out_valid);
@@ -509,6 +541,7 @@ always @(posedge clk) begin
     if (rst) host_mid_packet <= 1'h0; else host_mid_packet <= host_out_fire ? (~host_out_out_last_sel) : host_mid_packet;
     if (rst) results <= 32'h0; else results <= result_delivered ? (results + 32'h1) : results;
     if (host_head_and & (~host_head_and_2)) lengths_mem0[lengths_wr[3:0]] <= packet_length;
+    if (host_head_and & (~host_head_and_2)) lengths_mem1[lengths_wr[3:0]] <= packet_op_id;
 end
 
 assign s_axis_host_tready = join_take_sel;

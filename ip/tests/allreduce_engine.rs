@@ -32,3 +32,14 @@ fn every_element_type_and_operator_is_bit_exact() {
         }
     }
 }
+
+/// A partial whose operation id differs from the contribution it joins is counted, once per
+/// joined beat of that packet.
+#[test]
+fn a_partial_of_another_operation_is_counted() {
+    use weft_ip::system::allreduce::check::check_wrong_id;
+    for seed in [21, 22] {
+        let (mismatches, beats) = check_wrong_id(seed).unwrap();
+        assert!(beats > 0 && mismatches == beats, "seed {seed}: {mismatches} id mismatches over a packet of {beats} beats");
+    }
+}

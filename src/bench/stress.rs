@@ -5,9 +5,10 @@
 //! operations of 1–64 elements (a barrier: one), which every host streams back to back, each
 //! operation in its own packets of random size, so several are in flight along the chain. Every
 //! cable flips bits at the given rate, every host stream has random gaps and back-pressure, and
-//! one cable is pulled for a while in the middle of the run. At the end every node's engine must
-//! report no mismatched partial and no timeout, and its counters must have seen exactly the
-//! packets sent and delivered.
+//! one cable is pulled for a while in the middle of the run. Each operation carries its own id,
+//! which every result packet must bring back. At the end every node's engine must report no
+//! mismatched partial, no partial of another operation and no timeout, and its counters must
+//! have seen exactly the packets sent and delivered.
 
 use crate::bench::allreduce::{engine_torus, PORTS};
 use crate::system::SystemConfig;
@@ -129,14 +130,13 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
     let addr = |suffix: &str| map.iter().filter(|r| r.name.ends_with(suffix)).map(|r| r.addr).collect::<Vec<u32>>();
     for n in 0..nodes {
         let read = |t: &mut Torus<VerilatorDevice>, a: u32| t.axil_read(n, a).map(|(v, _)| v as u64);
-        let [contributed, delivered, mismatches, timeouts] = ["allreduce_contributions", "allreduce_results", "allreduce_mismatches", "allreduce_timeouts"].map(|s| addr(s)[0]);
-        let got = [read(&mut torus, contributed)?, read(&mut torus, delivered)?, read(&mut torus, mismatches)?, read(&mut torus, timeouts)?];
-        if got != [contributions[n] & 0xFFFF_FFFF, deliveries[n] & 0xFFFF_FFFF, 0, 0] {
-            return Err(Error::Check(format!(
-                "{}: node {n}'s engine counted {got:?} (contributions, results, mismatches, timeouts), the hosts {:?}",
-                system.name,
-                [contributions[n], deliveries[n], 0, 0]
-            )));
+        let names = ["allreduce_contributions", "allreduce_results", "allreduce_mismatches", "allreduce_timeouts", "allreduce_id_mismatches"];
+        let mut got = vec![];
+        for a in names.map(|s| addr(s)[0]) {
+            got.push(read(&mut torus, a)?);
+        }
+        if got != [contributions[n] & 0xFFFF_FFFF, deliveries[n] & 0xFFFF_FFFF, 0, 0, 0] {
+            return Err(Error::Check(format!("{}: node {n}'s engine counted {got:?} ({names:?}), the hosts sent {} and took {} packets", system.name, contributions[n], deliveries[n])));
         }
         for a in addr("frames_retransmitted") {
             report.retransmissions += read(&mut torus, a)?;

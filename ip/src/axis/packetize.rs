@@ -51,9 +51,14 @@ pub fn aggregator() -> Netlist {
 pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband: Sig<'d>) -> Source<'d> {
     aggregate_with(d, prefix, frames, |d, width| {
         d.section("header: the side-band fields at their places in the packet header");
-        sig!(header = SIDEBAND.iter().fold(d.lit(0, width), |h, &(name, lo, w)| h | sideband.bits(lo, w).zext(width).shl_const(field(name).0)));
+        sig!(header = sideband_header(d, sideband, width));
         header
     })
+}
+
+/// The header bits the [`SIDEBAND`] fields of `sideband` stand for, in a beat of `width` bits.
+pub fn sideband_header<'d>(d: &'d Design, sideband: Sig<'d>, width: usize) -> Sig<'d> {
+    SIDEBAND.iter().fold(d.lit(0, width), |h, &(name, lo, w)| h | sideband.bits(lo, w).zext(width).shl_const(field(name).0))
 }
 
 /// [`aggregate`] with the header beat built by `header(d, width)` (sampled at a frame's first

@@ -52,6 +52,8 @@ struct Host {
     takes_part: bool,
     /// The engine reported a timeout to this host.
     timed_out: bool,
+    /// Result packets received.
+    packets: usize,
 }
 
 impl<D: Device> Torus<D> {
@@ -71,7 +73,6 @@ impl<D: Device> Torus<D> {
     /// engine at ports `[a, b]`: writes every node's program, sends each host's contribution as
     /// packets of at most `packet_bytes`, and returns each node's result as the user sees it
     /// ([`Collective::result`]); `pressure` and `limit` as in [`Torus::allreduce`].
-    #[allow(clippy::too_many_arguments)]
     pub fn collective(
         &mut self,
         c: Collective,
@@ -92,7 +93,6 @@ impl<D: Device> Torus<D> {
     /// contributions of all of them without waiting, each operation in its own packets, so
     /// several are in flight along the chain. Returns each operation's results (indexed
     /// `[operation][node]`); `at_each` runs every cycle (to pull a cable, say).
-    #[allow(clippy::too_many_arguments)]
     pub fn collectives(
         &mut self,
         c: Collective,
@@ -112,21 +112,24 @@ impl<D: Device> Torus<D> {
                 self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
             }
         }
-        let (mut sends, mut expects, mut packets) = (vec![vec![]; nodes], vec![0; nodes], vec![]);
+        let (mut sends, mut expects, mut packets, mut ids) = (vec![vec![]; nodes], vec![0; nodes], vec![], vec![]);
         let mut delivered = vec![];
-        for inputs in ops {
+        for (k, inputs) in ops.iter().enumerate() {
             let contributions = c.contributions(&config, inputs);
             let n = inputs.first().map_or(0, |v| v.len());
             let counts: Vec<usize> = (0..nodes).map(|node| c.delivered(&config, node, n)).collect();
             let bytes = contributions.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes();
-            packets.extend(packet_sizes(bytes, packet_bytes));
+            let sizes = packet_sizes(bytes, packet_bytes);
+            // Operation k's packets carry id k + 1 in the header's user word.
+            ids.extend(sizes.iter().map(|_| k as u32 + 1));
+            packets.extend(sizes);
             for node in 0..nodes {
                 sends[node].extend(&contributions[node]);
                 expects[node] += counts[node];
             }
             delivered.push(counts);
         }
-        let run = self.engine_operation(ports[0], ty.bits(), &sends, &expects, &packets, pressure, limit, at_each)?;
+        let run = self.engine_operation(ports[0], ty.bits(), &sends, &expects, &packets, &ids, pressure, limit, at_each)?;
         // Each host's results in operation order, cut back into operations.
         let mut at = vec![0; nodes];
         let results = delivered
@@ -167,14 +170,14 @@ impl<D: Device> Torus<D> {
     pub fn allreduce(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
         let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
         let expects: Vec<usize> = vectors.iter().map(|v| if v.is_empty() { 0 } else { len }).collect();
-        self.engine_operation(a, bits, vectors, &expects, packets, pressure, limit, &mut |_| {})
+        self.engine_operation(a, bits, vectors, &expects, packets, &vec![0; packets.len()], pressure, limit, &mut |_| {})
     }
 
     /// Runs one operation of the engine: each node's host sends `vectors[n]` (empty: nothing) as
     /// packets of `packets` bytes and takes `expects[n]` result elements (0: none). The run ends
     /// when every host that expects a result has it whole or has the engine's timeout packet.
-    #[allow(clippy::too_many_arguments)]
-    #[allow(clippy::too_many_arguments)]
+    /// Packet `k` of every host carries operation id `ids[k]` in its header's user word; the
+    /// `k`-th result packet a host receives must carry the same.
     fn engine_operation(
         &mut self,
         a: usize,
@@ -182,6 +185,7 @@ impl<D: Device> Torus<D> {
         vectors: &[Vec<u128>],
         expects: &[usize],
         packets: &[usize],
+        ids: &[u32],
         pressure: Option<u64>,
         limit: u64,
         at_each: &mut dyn FnMut(&mut Self),
@@ -203,11 +207,11 @@ impl<D: Device> Torus<D> {
                 let mut at = 0;
                 let per_chunk = 128 / bits;
                 let takes_part = expects[n] > 0;
-                for p in packets.iter().filter(|_| !vectors[n].is_empty()) {
+                for (p, id) in packets.iter().zip(ids).filter(|_| !vectors[n].is_empty()) {
                     let chunk = &vectors[n][at..at + p / size];
                     at += p / size;
                     let c = config.coords(n);
-                    let header = Header { dst: c, dst_port: a, length: size * chunk.len(), tag: 0, ..Header::default() };
+                    let header = Header { dst: c, dst_port: a, length: size * chunk.len(), tag: 0, user: *id, ..Header::default() };
                     let mut head = vec![header.pack()];
                     head.resize(config.width / 128, 0);
                     beats.push((head, false));
@@ -217,7 +221,7 @@ impl<D: Device> Torus<D> {
                         beats.push((data, i + 1 == words.len()));
                     }
                 }
-                Host { beats, next: 0, offered: false, result: vec![], receiving: None, takes_part, timed_out: false }
+                Host { beats, next: 0, offered: false, result: vec![], receiving: None, takes_part, timed_out: false, packets: 0 }
             })
             .collect();
         let handles: Vec<(usize, _)> =
@@ -283,6 +287,16 @@ impl<D: Device> Torus<D> {
                         if check(raw) != Checked::Clean(raw) || header.dst != config.coords(n) || header.dst_port != a || header.src_port >= config.local_ports || header.hops != hops {
                             return Err(Error::Mismatch(format!("node {n} at cycle {}: a malformed result header {header:?} (at port {a}; {hops} hops from its source)", self.cycle)));
                         }
+                        if ids.get(host.packets) != Some(&header.user) {
+                            return Err(Error::Mismatch(format!(
+                                "node {n} at cycle {}: result packet {} carries operation id {:#x}, want {:?}",
+                                self.cycle,
+                                host.packets,
+                                header.user,
+                                ids.get(host.packets)
+                            )));
+                        }
+                        host.packets += 1;
                         host.receiving = Some(header.length / size);
                     }
                     Some(left) => {

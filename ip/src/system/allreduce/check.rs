@@ -19,13 +19,14 @@ fn flag(name: &str) -> u128 {
 }
 
 /// Packets of `lengths` elements of `bits` from `elements`, each a header beat (the engine reads
-/// `length`) then the payload `128 / bits` elements a beat; `keep` marks the valid bytes.
-fn packets(elements: &[u128], bits: usize, lengths: &[usize], header: impl Fn(usize) -> u128) -> Beats {
+/// `length` and the operation id in `user`; `header(k, bytes)` builds packet `k`'s) then the
+/// payload `128 / bits` elements a beat; `keep` marks the valid bytes.
+fn packets(elements: &[u128], bits: usize, lengths: &[usize], header: impl Fn(usize, usize) -> u128) -> Beats {
     let lanes = 128 / bits;
     let mut out = vec![];
     let mut at = 0;
-    for &n in lengths {
-        out.push((header(n * bits / 8), 0xFFFF, false));
+    for (k, &n) in lengths.iter().enumerate() {
+        out.push((header(k, n * bits / 8), 0xFFFF, false));
         let p = &elements[at..at + n];
         at += n;
         for (i, c) in p.chunks(lanes).enumerate() {
@@ -60,23 +61,40 @@ pub fn operand(ty: ElementType, rng: &mut Rng) -> u128 {
     }
 }
 
-/// The header the engine forges toward the router (`dst`, `tag`, `length` in bytes; the router
-/// fills the rest).
-fn head(dst: u32, tag: u16, bytes: usize) -> u128 {
+/// The header the engine forges toward the router (`dst`, `tag`, `length` in bytes, the
+/// operation id `id` in `user`; the router fills the rest).
+fn head(dst: u32, tag: u16, bytes: usize, id: u32) -> u128 {
     let d = dst as usize;
-    Header { dst: [d & 63, d >> 6 & 63, d >> 12 & 63], dst_port: d >> 18 & 15, tag, length: bytes, ..Default::default() }.pack() & ((1 << 120) - 1)
+    Header { dst: [d & 63, d >> 6 & 63, d >> 12 & 63], dst_port: d >> 18 & 15, tag, length: bytes, user: id, ..Default::default() }.pack() & ((1 << 120) - 1)
 }
 
 /// A result header as delivered to the host at `at`: from and to `at`, no hops, check bits.
-fn delivered(at: u32, bytes: usize) -> u128 {
-    let h = head(at, RESULT_TAG, bytes);
+fn delivered(at: u32, bytes: usize, id: u32) -> u128 {
+    let h = head(at, RESULT_TAG, bytes, id);
     let d = at as usize;
     with_ecc(Header { src: [d & 63, d >> 6 & 63, d >> 12 & 63], src_port: d >> 18 & 15, ..Header::unpack(h) }.pack())
 }
 
 /// One engine for elements of `ty` running `op`, as the root (`root`) or as a chain node,
-/// `words` elements in random packets.
+/// `words` elements in random packets, each with a random operation id; the engine must count no
+/// id mismatch.
 pub fn check_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64) -> Result<String, Error> {
+    let (report, mismatches, _) = run_engine(ty, op, root, words, seed, false)?;
+    if mismatches != 0 {
+        return Err(Error::Mismatch(format!("seed {seed}: the engine counted {mismatches} id mismatches where every id agreed")));
+    }
+    Ok(report)
+}
+
+/// A chain node whose partial packet 1 carries another operation id than the contribution it
+/// joins: returns the engine's `id_mismatches` and the beats of that packet (every result is
+/// still checked).
+pub fn check_wrong_id(seed: u64) -> Result<(u64, u64), Error> {
+    let (_, mismatches, beats) = run_engine(ElementType::F32, ReduceOp::Sum, false, 120, seed, true)?;
+    Ok((mismatches, beats))
+}
+
+fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64, wrong_id: bool) -> Result<(String, u64, u64), Error> {
     let bits = ty.bits();
     let mut e = Evaluator::new(engine(128, ty)?);
     e.reset(2);
@@ -97,17 +115,23 @@ pub fn check_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, see
         left -= n;
     }
     let [h, a, b]: [Vec<u128>; 3] = [0, 1, 2].map(|_| (0..words).map(|_| operand(ty, &mut rng)).collect());
+    let ids: Vec<u32> = lengths.iter().map(|_| rng.next_u64() as u32).collect();
+    // With `wrong_id`, partial packet 1 carries another id (its values still join).
+    let partial_id = |k: usize| if wrong_id && k == 1 { ids[k] ^ 0x8000_0001 } else { ids[k] };
     let f = |x: u128, y: u128| op.apply(ty, x, y);
     let sums: Vec<u128> = (0..words).map(|k| f(f(a[k], h[k]), if root { b[k] } else { op.identity(ty) })).collect();
     // Inputs; a result from port b passes unchanged at a chain node.
-    let plain = |n| head(0, 0, n);
+    let contribution = |k, n| head(0, 0, n, ids[k]);
+    let partial = |k, n| head(0, 0, n, partial_id(k));
     let inputs: Vec<(&str, Beats, bool)> =
-        vec![("s_axis_host", packets(&h, bits, &lengths, plain), false), ("s_axis_a", packets(&a, bits, &lengths, plain), true), ("s_axis_b", packets(&b, bits, &lengths, plain), true)];
+        vec![("s_axis_host", packets(&h, bits, &lengths, contribution), false), ("s_axis_a", packets(&a, bits, &lengths, partial), true), ("s_axis_b", packets(&b, bits, &lengths, partial), true)];
+    // Results and partials leave with the contribution's id; a result from port b with its own.
     let (result, to_a_tag) = if root { (&sums, RESULT_TAG) } else { (&b, PARTIAL_TAG) };
+    let result_id = |k| if root { ids[k] } else { partial_id(k) };
     let outputs: Vec<(&str, Beats)> = vec![
-        ("m_axis_host", packets(result, bits, &lengths, |n| delivered(host, n))),
-        ("m_axis_a", packets(&sums, bits, &lengths, |n| head(dst_a, to_a_tag, n))),
-        ("m_axis_b", packets(result, bits, &lengths, |n| head(dst_b, RESULT_TAG, n))),
+        ("m_axis_host", packets(result, bits, &lengths, |k, n| delivered(host, n, result_id(k)))),
+        ("m_axis_a", packets(&sums, bits, &lengths, |k, n| head(dst_a, to_a_tag, n, ids[k]))),
+        ("m_axis_b", packets(result, bits, &lengths, |k, n| head(dst_b, RESULT_TAG, n, result_id(k)))),
     ];
     let mut next = [0usize; 3];
     let mut offered = [false; 3];
@@ -164,5 +188,7 @@ pub fn check_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, see
         e.clock(false);
     }
     let role = if root { "root" } else { "chain node" };
-    Ok(format!("{role}, {} {} ({words} elements in {} packets): every output bit-exact under random valid 70 % / ready 60 %, {cycle} cycles", ty.name(), op.name(), lengths.len()))
+    let beats = lengths.get(1).map_or(0, |n| n.div_ceil(128 / bits)) as u64;
+    let report = format!("{role}, {} {} ({words} elements in {} packets): every output bit-exact under random valid 70 % / ready 60 %, {cycle} cycles", ty.name(), op.name(), lengths.len());
+    Ok((report, e.get_output("id_mismatches") as u64, beats))
 }

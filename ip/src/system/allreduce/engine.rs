@@ -44,7 +44,7 @@ use weft_hdl::float::FloatOperator;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::pipeline::{dsl, Stages};
 
-use crate::axis::packetize::{aggregate, aggregate_with, payloads, sideband};
+use crate::axis::packetize::{aggregate_with, payloads, sideband, sideband_header};
 use crate::router::header::{ecc_netlist, field, last_keep, ECC_LO};
 use crate::system::kernel_port::port_width;
 
@@ -67,8 +67,9 @@ pub const FLAG_MEANINGS: [&str; 6] = [
 ];
 /// The engine's counters: host contributions (packets) taken, result packets delivered to
 /// the host, joined beats whose partial ended its packet where the contribution did not (or the
-/// reverse), and operations that timed out.
-pub const COUNTERS: [&str; 4] = ["contributions", "results", "mismatches", "timeouts"];
+/// reverse), operations that timed out, and joined beats whose partial carries another
+/// operation id than the contribution.
+pub const COUNTERS: [&str; 5] = ["contributions", "results", "mismatches", "timeouts", "id_mismatches"];
 /// Stages of each binary32 adder: 6 LUT levels (the router's), 12 cycles for the pair. Measured
 /// with `weft bench allreduce` on torus_4x2x1 at 4096 elements (256-byte packets): 4 stages 1715
 /// cycles, 5 stages 1961, 6 stages 1736, 7 stages 1978. The chain's rate is set by the links'
@@ -152,10 +153,19 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let op = d.input("op", 2);
     let timeout = d.input("timeout", 32);
 
-    d.section("payloads, each beat with its packet's length");
+    d.section("payloads, each beat with its packet's length and operation id (the header's user word)");
     let (h, h_head) = payloads(&d, "host_", &host);
-    let (a, _) = payloads(&d, "a_", &from_a);
-    let (b, _) = payloads(&d, "b_", &from_b);
+    let (a, a_head) = payloads(&d, "a_", &from_a);
+    let (b, b_head) = payloads(&d, "b_", &from_b);
+    let user_lo = field("user").0;
+    let id_of = |name: &str, packets: &Source<'_>, head: Sig<'_>| -> Sig<'_> {
+        let id = d.reg(name, 32, 0);
+        id.next_when(head, packets.0.data.bits(user_lo, 32));
+        id.q
+    };
+    let (h_id, a_id, b_id) = (id_of("host_op_id", &host, h_head), id_of("a_op_id", &from_a, a_head), id_of("b_op_id", &from_b, b_head));
+    // A result arriving on port b keeps its operation id: side-band {id, length}.
+    let b = Source(Axis { shape: b.0.shape.with_user(46), user: Some(b_id.cat(b.0.user.unwrap())), ..b.0.clone() });
     d.counter("contributions", h_head);
     let [b_join, b_result] = d.steer(&b, root);
     let join_b = (root & use_b).named("join_b");
@@ -167,7 +177,8 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     // leaves with the adders' `tlast`); a header with no payload has no sums and no entry.
     let pop = d.later(1);
     let header_length = host.0.data.bits(field("length").0, 14);
-    let lengths = d.queue("lengths", 16, h_head & header_length.ne(0u32), &[header_length.named("packet_length")], pop);
+    let header_id = host.0.data.bits(user_lo, 32).named("packet_op_id");
+    let lengths = d.queue("lengths", 16, h_head & header_length.ne(0u32), &[header_length.named("packet_length"), header_id], pop);
     let a_ok = a.0.valid | !use_a;
     let b_ok = b_join.0.valid | !join_b;
     let take = (k_ready & lengths.space).named("join_take");
@@ -176,6 +187,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     b_join.ready(join_b & take & h.0.valid & a_ok);
     let fire = (take & h.0.valid & a_ok & b_ok).named("join_fire");
     d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
+    d.counter("id_mismatches", fire & ((use_a & a_id.ne(h_id)) | (join_b & b_id.ne(h_id))));
     // An operand a node does not have is the operator's identity.
     let is = |o: ReduceOp| op.eq(o.code()).named(&format!("op_{}", o.name()));
     let (is_min, is_max, is_or) = (is(ReduceOp::Min), is(ReduceOp::Max), is(ReduceOp::Or));
@@ -231,7 +243,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let last_keep = last_keep(&d, lengths.head[0], bytes).named("sum_last_keep");
     let s = Source(Axis {
         name: "sum".into(),
-        shape: AxisShape::data(width).with_keep().with_user(14),
+        shape: AxisShape::data(width).with_keep().with_user(46),
         data: {
             // The kernel's outputs: every sum, then every minimum, then every maximum, then the
             // delayed bit patterns (on int32 only these).
@@ -250,7 +262,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
         },
         keep: Some(out_last.mux(last_keep, all)),
         last: Some(out_last),
-        user: Some(lengths.head[0]),
+        user: Some(lengths.head[1].cat(lengths.head[0])),
         valid: out_valid,
         ready: Some(out_ready),
     });
@@ -261,14 +273,14 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let [to_host, to_b, copy_a]: [Source; 3] = d.fork("result", &result, &[d.lit(1, 1), fwd_b, root & fwd_a]).try_into().unwrap();
     let to_a = d.choose(root, &copy_a, &s_partial);
 
-    d.section("headers: destination, tag, the packet's length");
+    d.section("headers: destination, tag, the packet's length and operation id");
     let result_tag = d.lit(RESULT_TAG as u128, 16);
-    let packets_a = aggregate(&d, "a_out_", &strip_user(&to_a), sideband(dst_a, root.mux(result_tag, d.lit(PARTIAL_TAG as u128, 16)), to_a.0.user.unwrap()));
-    let packets_b = aggregate(&d, "b_out_", &strip_user(&to_b), sideband(dst_b, result_tag, to_b.0.user.unwrap()));
-    let host_length = to_host.0.user.unwrap();
+    let packets_a = forged(&d, "a_out_", &to_a, dst_a, root.mux(result_tag, d.lit(PARTIAL_TAG as u128, 16)));
+    let packets_b = forged(&d, "b_out_", &to_b, dst_b, result_tag);
+    let host_user = to_host.0.user.unwrap();
     let packets_host = aggregate_with(&d, "host_out_", &strip_user(&to_host), |d, width| {
         d.section("the host's header: from and to this node's host port, no hops, check bits");
-        host_header(d, host_dst, host_length, result_tag, width).named("host_header")
+        host_header(d, host_dst, host_user.bits(0, 14), result_tag, host_user.bits(14, 32), width).named("host_header")
     });
     d.connect(&packets_a, &d.axis_out("m_axis_a", AxisShape::data(width)))?;
     d.connect(&packets_b, &d.axis_out("m_axis_b", AxisShape::data(width)))?;
@@ -296,7 +308,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let mid_packet = d.reg("host_mid_packet", 1, 0);
     let send_error = (error_pending.q & !mid_packet.q).named("send_error");
     packets_host.ready(host_ready & !send_error);
-    let error_header = host_header(&d, host_dst, d.lit(0, 14), d.lit(ERROR_TAG as u128, 16), width).named("error_header");
+    let error_header = host_header(&d, host_dst, d.lit(0, 14), d.lit(ERROR_TAG as u128, 16), h_id, width).named("error_header");
     let out_fire = (host_ready & send_error.mux(d.lit(1, 1), packets_host.0.valid)).named("host_out_fire");
     let out_last = send_error.mux(d.lit(1, 1), packets_host.0.last.unwrap());
     error_pending.clear_when(send_error & host_ready).set_when(expired);
@@ -318,12 +330,12 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
 }
 
 /// A header as the router delivers a packet injected at the host's own port: `dst` and `src`
-/// both `host_dst`, no hops, `length` and `tag`, the check bits.
-fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'d>, width: usize) -> Sig<'d> {
+/// both `host_dst`, no hops, `length`, `tag` and the operation id in `user`, the check bits.
+fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'d>, id: Sig<'d>, width: usize) -> Sig<'d> {
     fn at<'d>(name: &str, v: Sig<'d>) -> Sig<'d> {
         v.zext(ECC_LO).shl_const(field(name).0)
     }
-    let data = at("dst_x", host_dst) | at("src_x", host_dst) | at("length", length) | at("tag", tag);
+    let data = at("dst_x", host_dst) | at("src_x", host_dst) | at("length", length) | at("tag", tag) | at("user", id);
     let ecc = ecc_netlist(&mut d.net(), data.wire);
     let ecc = d.sig(ecc);
     ecc.cat(data).zext(width)
@@ -332,6 +344,13 @@ fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'
 /// The value of `values` (indexed by register value) that `op` selects.
 fn by_op<'d>(op: Sig<'d>, values: [Sig<'d>; 4]) -> Sig<'d> {
     op.bit(1).mux(op.bit(0).mux(values[3], values[2]), op.bit(0).mux(values[1], values[0]))
+}
+
+/// Packets of `s` (side-band {operation id, length}) behind a header toward `dst` with `tag`,
+/// the length and the operation id in the header's user word.
+fn forged<'d>(d: &'d Design, prefix: &str, s: &Source<'d>, dst: Sig<'d>, tag: Sig<'d>) -> Source<'d> {
+    let user = s.0.user.unwrap();
+    aggregate_with(d, prefix, &strip_user(s), |d, width| sideband_header(d, sideband(dst, tag, user.bits(0, 14)), width) | user.bits(14, 32).zext(width).shl_const(field("user").0))
 }
 
 fn strip_user<'d>(s: &Source<'d>) -> Source<'d> {
