@@ -236,10 +236,22 @@ fn beff(src: &Sources) -> Result<String, Error> {
     Ok(t)
 }
 
-fn allreduce(src: &Sources) -> Result<String, Error> {
-    let mut t = String::new();
+/// One table per system the collectives are measured on, from `bench/<stem>_<system>.json`.
+fn per_system(src: &Sources, stem: &str, make: impl Fn(&str, &Value) -> String) -> Result<String, Error> {
+    let mut tables = vec![];
     for system in ["torus_4x2x1", "torus_2x2x2", "ring_520n"] {
-        let j = load(&src.bench, &format!("allreduce_{system}.json"))?;
+        tables.push(make(system, &load(&src.bench, &format!("{stem}_{system}.json"))?));
+    }
+    Ok(tables.join("\n"))
+}
+
+/// The fabric a collectives benchmark measured: inbound links, B, D and h.
+fn fabric(j: &Value) -> String {
+    format!("{} inbound links at {} B/cycle each plus {} hops of {} cycles", j["inbound_links"], fixed(f(&j["link_bytes_per_cycle"]), 2), j["diameter"], j["hop_cycles"])
+}
+
+fn allreduce(src: &Sources) -> Result<String, Error> {
+    per_system(src, "allreduce", |system, j| {
         let body = rows(&j["points"])
             .iter()
             .map(|p| {
@@ -255,24 +267,15 @@ fn allreduce(src: &Sources) -> Result<String, Error> {
             })
             .collect();
         let caption = format!(
-            "`{system}`: binary32 sum, cycles from the first element in to the last result out. Lower bound: 2(P−1)/P of the vector over all {} inbound links at {} B/cycle each plus {} hops of {} cycles; the arrival bound (the vector once) is weaker. `weft bench allreduce` (bench/allreduce_{system}.json); references: an endpoint ring and gather-then-broadcast on the same fabric.",
-            j["inbound_links"],
-            fixed(f(&j["link_bytes_per_cycle"]), 2),
-            j["diameter"],
-            j["hop_cycles"]
+            "`{system}`: binary32 sum, cycles from the first element in to the last result out. Lower bound: 2(P−1)/P of the vector over all {}; the arrival bound (the vector once) is weaker. `weft bench allreduce` (bench/allreduce_{system}.json); references: an endpoint ring and gather-then-broadcast on the same fabric.",
+            fabric(j)
         );
-        if !t.is_empty() {
-            t += "\n";
-        }
-        t += &table(&caption, &["elements", "engine", "lower bound", "engine / bound", "arrival bound", "endpoint ring", "gather + broadcast"], body);
-    }
-    Ok(t)
+        table(&caption, &["elements", "engine", "lower bound", "engine / bound", "arrival bound", "endpoint ring", "gather + broadcast"], body)
+    })
 }
 
 fn collectives(src: &Sources) -> Result<String, Error> {
-    let mut t = String::new();
-    for system in ["torus_4x2x1", "torus_2x2x2", "ring_520n"] {
-        let j = load(&src.bench, &format!("collectives_{system}.json"))?;
+    per_system(src, "collectives", |system, j| {
         let body = rows(&j["points"])
             .iter()
             .map(|p| {
@@ -288,19 +291,12 @@ fn collectives(src: &Sources) -> Result<String, Error> {
             })
             .collect();
         let caption = format!(
-            "`{system}` ({} MHz): binary32, sums where a collective reduces, reduce and broadcast rooted at node 0; MB/s is one node's vector over the time. Bound: the bytes the busiest node must receive over {} inbound links at {} B/cycle plus {} hops of {} cycles. `weft bench collectives` (bench/collectives_{system}.json).",
+            "`{system}` ({} MHz): binary32, sums where a collective reduces, reduce and broadcast rooted at node 0; MB/s is one node's vector over the time. Bound: the bytes the busiest node must receive over {}. `weft bench collectives` (bench/collectives_{system}.json).",
             j["fabric_mhz"],
-            j["inbound_links"],
-            fixed(f(&j["link_bytes_per_cycle"]), 2),
-            j["diameter"],
-            j["hop_cycles"]
+            fabric(j)
         );
-        if !t.is_empty() {
-            t += "\n";
-        }
-        t += &table(&caption, &["collective", "elements per node", "cycles", "µs", "MB/s", "bound", "cycles / bound"], body);
-    }
-    Ok(t)
+        table(&caption, &["collective", "elements per node", "cycles", "µs", "MB/s", "bound", "cycles / bound"], body)
+    })
 }
 
 fn airfoil(src: &Sources) -> Result<String, Error> {
