@@ -175,3 +175,47 @@ fn the_partitioned_reference_matches_the_single_node_run() {
     let parts = run(&mut app, &p, &h, &chain_combine::<f64>(&config), Some(2), &mut |_, _| {}).unwrap();
     assert!(parts.assembled(&app, &p, "p_q").unwrap().iter().any(|x| x.is_nan()), "a missing halo entry went unseen");
 }
+
+/// Each node's share as its own mesh ([`weft_ip::app::partition::local`]): every map of an issued
+/// element leads to the same element as the global map, the node's mesh loads into the
+/// application, and its compiled program issues exactly each loop's executed elements — the
+/// node's first elements — once per iteration.
+#[test]
+fn each_nodes_mesh_compiles_to_a_program_over_its_executed_elements() {
+    use weft_hdl::float::FloatFormat;
+    use weft_hdl::pipeline::Stages;
+    use weft_ip::app::partition::local::local;
+    use weft_ip::app::sequencer::compile_program_extents;
+    let grid = (50, 66);
+    let mesh = naca0012(grid.0, grid.1).unwrap().data();
+    let app = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh).unwrap();
+    let loops = app.loop_args();
+    let cells = app.set_id("cells").unwrap();
+    let p = partition(&app.app, &loops, cells, 4, Method::Metis).unwrap();
+    let h = Halo::build(&app.app, &loops, &p);
+    let mut cycles = vec![];
+    for node in 0..4 {
+        let l = local(&app, &mesh, &p, &h, node).unwrap();
+        let node_app = Application::<f64>::load("airfoil.app", AIRFOIL, &l.mesh).unwrap();
+        for m in app.app.maps() {
+            let (name, from, _, dim, global) = app.app.map_info(m);
+            let local_map = &l.mesh.maps[name].1;
+            let issued = loops.iter().filter(|x| x.1 == from).map(|x| l.extents[x.0]).max().unwrap_or(0);
+            for e in 0..issued {
+                for i in 0..dim {
+                    let g = l.globals[from.index()][e] as usize;
+                    let to = app.app.map_info(m).2;
+                    assert_eq!(l.globals[to.index()][local_map[e * dim + i] as usize], global[g * dim + i], "node {node}, map {name}, local element {e}");
+                }
+            }
+        }
+        let compiled = compile_program_extents(&node_app, &Stages::balanced(FloatFormat::BINARY64), 1, &l.extents).unwrap();
+        for (name, slots) in &compiled.plan.schedules {
+            let mut issued: Vec<u32> = slots.iter().flatten().copied().collect();
+            issued.sort_unstable();
+            assert_eq!(issued, (0..l.extents[name] as u32).collect::<Vec<_>>(), "node {node}, loop {name}");
+        }
+        cycles.push(compiled.cycles_with(Some(1)));
+    }
+    println!("9,900 cells on 4 nodes, one pipeline each: cycles an iteration per node (the compiler's model) {cycles:?}");
+}

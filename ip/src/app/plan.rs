@@ -63,12 +63,20 @@ impl Plan {
     /// each row of a schedule keeps its elements' increments and direct writes in different
     /// banks.
     pub fn with_pipelines<T: Element>(app: &Application<T>, adder: usize, pipelines: usize) -> Result<Plan, Error> {
+        Plan::with_extents(app, adder, pipelines, &BTreeMap::new())
+    }
+
+    /// [`Plan::with_pipelines`] with the loops named in `extents` issuing only the first
+    /// `extents[loop]` elements of their set: one node of a partitioned application, whose
+    /// executed elements come first in its numbering ([`crate::app::partition::local`]).
+    pub fn with_extents<T: Element>(app: &Application<T>, adder: usize, pipelines: usize, extents: &BTreeMap<String, usize>) -> Result<Plan, Error> {
         if !(1..=8).contains(&pipelines) {
             return Err(Error::Config(format!("pipelines = {pipelines} is out of range: allowed 1 ..= 8")));
         }
         let p = pipelines.next_power_of_two();
         let a = &app.app;
         let lambda = adder.max(1) + 2;
+        let extent = |name: &str, size: usize| extents.get(name).map_or(size, |n| (*n).min(size));
         let sets = a.sets();
         // Per set: the groups of its elements one element of some loop increments together.
         let mut groups: Vec<Vec<Vec<u32>>> = vec![vec![]; sets.len()];
@@ -82,7 +90,7 @@ impl Plan {
                 }
                 coloured[s.index()] = true;
                 per_element[s.index()] = per_element[s.index()].max(incs.len());
-                for e in 0..a.set_size(l.set) {
+                for e in 0..extent(name, a.set_size(l.set)) {
                     let targets: Vec<u32> = incs.iter().map(|arg| target(app, arg, e)).collect();
                     if let Some(i) = (1..targets.len()).find(|i| targets[..*i].contains(&targets[*i])) {
                         return Err(Error::Config(format!(
@@ -129,7 +137,7 @@ impl Plan {
         }
         let mut schedules = BTreeMap::new();
         for (name, l) in &app.loops {
-            let n = a.set_size(l.set);
+            let n = extent(name, a.set_size(l.set));
             // The increments, each with the set of the datum it adds into.
             let incs: Vec<(SetId, &Arg)> = l
                 .args

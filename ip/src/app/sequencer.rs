@@ -18,6 +18,8 @@
 //! logged); counters `iteration`, `<loop>_runs`, `<loop>_elements`, `<loop>_noops`, `<loop>_hazards`,
 //! `<loop>_bank_conflicts`.
 
+use std::collections::BTreeMap;
+
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
 
@@ -80,7 +82,13 @@ pub fn compile_program<T: Element>(app: &Application<T>, stages: &Stages) -> Res
 
 /// [`compile_program`] with `pipelines` pipelines per loop (1 ..= 8).
 pub fn compile_program_with<T: Element>(app: &Application<T>, stages: &Stages, pipelines: usize) -> Result<Compiled, Error> {
-    let plan = Plan::with_pipelines(app, adder_stages(stages), pipelines)?;
+    compile_program_extents(app, stages, pipelines, &BTreeMap::new())
+}
+
+/// [`compile_program_with`] with the loops named in `extents` issuing only their set's first
+/// elements ([`Plan::with_extents`]): one node's accelerator for its part of a partitioned mesh.
+pub fn compile_program_extents<T: Element>(app: &Application<T>, stages: &Stages, pipelines: usize, extents: &BTreeMap<String, usize>) -> Result<Compiled, Error> {
+    let plan = Plan::with_extents(app, adder_stages(stages), pipelines, extents)?;
     let slot = slot_bits::<T>();
     let globals: Vec<(String, usize)> = app.global_ids().into_iter().map(|(n, _, dim)| (n, dim)).collect();
     let mut micro = vec![];

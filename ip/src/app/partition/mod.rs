@@ -18,6 +18,7 @@
 //!   each owned value is computed on one node, in that node's order.
 
 pub mod halo;
+pub mod local;
 pub mod run;
 pub mod split;
 
