@@ -133,7 +133,7 @@ fn bad_requests_are_refused_with_the_reason() {
 /// one entry missing poisons the result.
 #[test]
 fn the_partitioned_reference_matches_the_single_node_run() {
-    use weft_ip::app::partition::run::{chain_combine, run};
+    use weft_ip::app::partition::run::{run, InMemory};
     use weft_ip::router::RouterConfig;
     let grid = (16, 20);
     let (_, single_app) = airfoil(grid);
@@ -149,7 +149,7 @@ fn the_partitioned_reference_matches_the_single_node_run() {
         let p = partition(&app.app, &loops, cells, config.nodes(), Method::Metis).unwrap();
         let h = Halo::build(&app.app, &loops, &p);
         drop(loops);
-        let parts = run(&mut app, &p, &h, &chain_combine::<f64>(&config), Some(5), &mut |_, _| {}).unwrap();
+        let parts = run(&mut app, &p, &h, &mut InMemory { config: &config }, Some(5), &mut |_, _| {}).unwrap();
         let q = parts.assembled(&app, &p, "p_q").unwrap();
         let rms = app.global("rms").unwrap()[0];
         assert!(q.iter().all(|x| x.is_finite()), "{dims:?}: a NaN reached an owned value");
@@ -172,7 +172,7 @@ fn the_partitioned_reference_matches_the_single_node_run() {
     let mut h = Halo::build(&app.app, &loops, &p);
     drop(loops);
     h.import[0][cells.index()].remove(0);
-    let parts = run(&mut app, &p, &h, &chain_combine::<f64>(&config), Some(2), &mut |_, _| {}).unwrap();
+    let parts = run(&mut app, &p, &h, &mut InMemory { config: &config }, Some(2), &mut |_, _| {}).unwrap();
     assert!(parts.assembled(&app, &p, "p_q").unwrap().iter().any(|x| x.is_nan()), "a missing halo entry went unseen");
 }
 

@@ -45,6 +45,11 @@ impl<D: Device> Torus<D> {
     /// on port `port` of any node, until each node has as many as were addressed to it. Fails
     /// after `limit` cycles, or on a packet whose `tlast` disagrees with its header's length.
     pub fn exchange(&mut self, port: usize, messages: &[Vec<Message>], limit: u64) -> Result<Exchanged, Error> {
+        self.exchange_with(port, messages, limit, &mut |_| {})
+    }
+
+    /// [`Torus::exchange`] with `at_each` run every cycle (to pull a cable, say).
+    pub fn exchange_with(&mut self, port: usize, messages: &[Vec<Message>], limit: u64, at_each: &mut dyn FnMut(&mut Self)) -> Result<Exchanged, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let lanes = config.width / 32;
@@ -141,6 +146,7 @@ impl<D: Device> Torus<D> {
                     }
                 }
             }
+            at_each(self);
             self.clock_instant(&active);
         }
         Ok(Exchanged { cycles: self.cycle - start, received })

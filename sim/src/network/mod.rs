@@ -15,6 +15,7 @@ mod clocks;
 mod exchange;
 mod faults;
 pub mod halo;
+pub mod mesh_app;
 mod ports;
 mod run;
 mod traffic;

@@ -1,7 +1,7 @@
 //! The halos of a [`Partition`]: what each part executes beyond what it owns, what it must hold
 //! copies of, and so what each owner sends to whom (see the module above for the semantics).
 
-use super::super::program::{App, Arg, SetId};
+use super::super::program::{App, Arg, DatId, SetId};
 use super::split::writes_indirectly;
 use super::{LoopArgs, Partition};
 
@@ -95,6 +95,19 @@ impl Halo {
     /// elements that `from` owns, ascending.
     pub fn exports(&self, partition: &Partition, from: usize, to: usize, set: SetId) -> Vec<u32> {
         self.import[to][set.index()].iter().copied().filter(|&e| partition.owner[set.index()][e as usize] as usize == from).collect()
+    }
+
+    /// Whether some loop of `loops` reads dat `d` on elements their node may not own — through a
+    /// map, or directly on the exec halo — so a loop that writes it must refresh the import halos.
+    pub fn read_remotely(loops: &[LoopArgs], d: DatId) -> bool {
+        loops.iter().any(|(_, _, args)| {
+            let exec = args.iter().any(writes_indirectly);
+            args.iter().any(|a| match *a {
+                Arg::Indirect(x, _, _, acc) => x == d && acc.reads(),
+                Arg::Direct(x, acc) => x == d && exec && acc.reads(),
+                Arg::Global(..) => false,
+            })
+        })
     }
 
     /// Elements in every part's import halo, summed over sets and parts.

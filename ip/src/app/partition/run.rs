@@ -8,15 +8,16 @@
 //! 1. the part runs the loop over the elements it executes ([`Halo::executed`]: the owned
 //!    ones in ascending order, then — when the loop writes through a map — its exec halo);
 //! 2. each reduced global (`Inc`, `Min`, `Max`) starts at the operator's identity on every part
-//!    (+0, +∞, −∞), and the parts' results are combined by `combine` — for a torus, the
+//!    (+0, +∞, −∞), and the parts' results are combined by the [`Fabric`] — for a torus, in the
 //!    collective engine's order ([`chain_combine`]) — then `old ∘ combined` is the global's new
 //!    value on every node;
-//! 3. after the loop, every dat it wrote is refreshed in every part's import halo from the
-//!    element's owner (owner to reader, OP2's exchange).
+//! 3. after the loop, every dat it wrote that some loop reads on elements their node does not
+//!    own ([`Halo::read_remotely`]) is refreshed in every part's import halo from the elements'
+//!    owners (owner to reader, OP2's exchange), by the [`Fabric`].
 
 use std::collections::BTreeMap;
 
-use super::super::program::{Access, Arg};
+use super::super::program::{Access, Arg, SetId};
 use super::super::run::{Application, Element};
 use super::halo::Halo;
 use super::Partition;
@@ -24,9 +25,41 @@ use crate::router::RouterConfig;
 use crate::system::allreduce::{ElementType, ReduceOp};
 use crate::Error;
 
-/// Combines the parts' reduction results (indexed by part) for a reduction of kind `Inc`, `Min`
-/// or `Max`.
-pub type Combine<'a, T> = &'a dyn Fn(Access, &[Vec<T>]) -> Vec<T>;
+/// How the parts of a partitioned run talk: in memory ([`InMemory`]), or as packets through a
+/// simulated torus (`weft_sim`'s mesh applications).
+pub trait Fabric<T: Element> {
+    /// Combines the parts' results (indexed by part) of a reduction of kind `Inc`, `Min` or
+    /// `Max`.
+    fn combine(&mut self, acc: Access, parts: &[Vec<T>]) -> Result<Vec<T>, Error>;
+    /// Copies dat `dat` (on set `set`, `dim` values an element) into every part's import halo
+    /// from the elements' owners.
+    fn refresh(&mut self, dat: &str, set: SetId, dim: usize, values: &mut [BTreeMap<String, Vec<T>>], partition: &Partition, halo: &Halo) -> Result<(), Error>;
+}
+
+/// The parts in one memory: reductions combined in the collective engine's order on the torus
+/// `config` ([`chain_combine`]), halos copied from the owners.
+pub struct InMemory<'a> {
+    /// The torus the parts stand for (part `n` on node `n`).
+    pub config: &'a RouterConfig,
+}
+
+impl<T: Element> Fabric<T> for InMemory<'_> {
+    fn combine(&mut self, acc: Access, parts: &[Vec<T>]) -> Result<Vec<T>, Error> {
+        Ok(chain_combine(self.config)(acc, parts))
+    }
+
+    fn refresh(&mut self, dat: &str, set: SetId, dim: usize, values: &mut [BTreeMap<String, Vec<T>>], partition: &Partition, halo: &Halo) -> Result<(), Error> {
+        for p in 0..partition.parts {
+            for &e in &halo.import[p][set.index()] {
+                let o = partition.owner[set.index()][e as usize] as usize;
+                let (lo, hi) = (e as usize * dim, (e as usize + 1) * dim);
+                let fresh = values[o][dat][lo..hi].to_vec();
+                values[p].get_mut(dat).ok_or_else(|| Error::Config(format!("no dat `{dat}`")))?[lo..hi].copy_from_slice(&fresh);
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Every part's dats after a partitioned run, by dat name; and the assembled values.
 pub struct Parts<T> {
@@ -54,8 +87,16 @@ impl<T: Element> Parts<T> {
 /// Runs `app`'s program over the parts of `partition` (halos `halo`), the outermost repeat
 /// `iterations` times when given; `print` gets the program's prints. Returns every part's dats;
 /// the globals end in `app`.
-pub fn run<T: Element>(app: &mut Application<T>, partition: &Partition, halo: &Halo, combine: Combine<'_, T>, iterations: Option<usize>, print: &mut dyn FnMut(usize, T)) -> Result<Parts<T>, Error> {
+pub fn run<T: Element>(
+    app: &mut Application<T>,
+    partition: &Partition,
+    halo: &Halo,
+    fabric: &mut dyn Fabric<T>,
+    iterations: Option<usize>,
+    print: &mut dyn FnMut(usize, T),
+) -> Result<Parts<T>, Error> {
     let names: Vec<(String, usize, usize)> = dat_names(app);
+    let remote: Vec<String> = names.iter().filter(|(n, _, _)| app.dat_id(n).is_some_and(|d| Halo::read_remotely(&app.loop_args(), d))).map(|n| n.0.clone()).collect();
     // Every part's copy: owned and imported elements from the mesh, NaN elsewhere.
     let mut values: Vec<BTreeMap<String, Vec<T>>> = (0..partition.parts)
         .map(|p| {
@@ -104,21 +145,14 @@ pub fn run<T: Element>(app: &mut Application<T>, partition: &Partition, halo: &H
             }
         }
         for (((g, acc), o), parts) in reduced.iter().zip(&old).zip(&partials) {
-            let combined = combine(*acc, parts);
+            let combined = fabric.combine(*acc, parts)?;
             let new: Vec<T> = o.iter().zip(&combined).map(|(a, b)| apply(*acc, *a, *b)).collect();
             app.set_global(g, &new)?;
         }
-        // Owner to reader: every written dat's import halo, from the elements' owners.
-        for d in &written {
+        // Owner to reader: the import halo of every written dat some loop reads remotely.
+        for d in written.iter().filter(|d| remote.contains(d)) {
             let (_, set, dim) = names.iter().find(|n| n.0 == *d).cloned().unwrap_or_default();
-            for p in 0..partition.parts {
-                for &e in &halo.import[p][set] {
-                    let o = partition.owner[set][e as usize] as usize;
-                    let (lo, hi) = (e as usize * dim, (e as usize + 1) * dim);
-                    let fresh = values[o][d][lo..hi].to_vec();
-                    values[p].get_mut(d).unwrap()[lo..hi].copy_from_slice(&fresh);
-                }
-            }
+            fabric.refresh(d, app.app.sets()[set], dim, &mut values, partition, halo)?;
         }
         Ok(())
     };
