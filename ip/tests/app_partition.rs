@@ -219,3 +219,59 @@ fn each_nodes_mesh_compiles_to_a_program_over_its_executed_elements() {
     }
     println!("9,900 cells on 4 nodes, one pipeline each: cycles an iteration per node (the compiler's model) {cycles:?}");
 }
+
+/// The partitioned reference in the nodes' hardware order ([`weft_ip::app::partition::run::run_in`]):
+/// with one part and that node's compiled schedules it is the single-node hardware-order
+/// reference bit for bit; over 4 nodes, each in its own compiled schedules, it stays within
+/// rounding of it.
+#[test]
+fn the_partitioned_reference_runs_in_each_nodes_compiled_order() {
+    use weft_hdl::float::{FloatFormat, FloatOperator};
+    use weft_hdl::pipeline::Stages;
+    use weft_ip::app::partition::local::local;
+    use weft_ip::app::partition::run::{run_in, InMemory};
+    use weft_ip::app::plan::Plan;
+    use weft_ip::app::sequencer::compile_program_extents;
+    use weft_ip::router::RouterConfig;
+    let grid = (16, 20);
+    let mesh = naca0012(grid.0, grid.1).unwrap().data();
+    let stages = Stages::balanced(FloatFormat::BINARY64);
+    let lanes = stages.of(FloatOperator::Add);
+    let mut single = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh).unwrap();
+    single.app.set_interleave(Some(lanes));
+    let plan = Plan::new(&single, lanes).unwrap();
+    single.run_as(Some(&plan.schedules), Some(3), &mut |_, _| {}).unwrap();
+    let want_q = single.dat("p_q").unwrap().to_vec();
+    let want_rms = single.global("rms").unwrap()[0];
+    for dims in [[1, 1, 1], [2, 2, 1]] {
+        let config = RouterConfig { dims, ..Default::default() };
+        let mut app = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh).unwrap();
+        let loops = app.loop_args();
+        let cells = app.set_id("cells").unwrap();
+        let p = partition(&app.app, &loops, cells, config.nodes(), Method::Metis).unwrap();
+        let h = Halo::build(&app.app, &loops, &p);
+        drop(loops);
+        let orders: Vec<_> = (0..config.nodes())
+            .map(|node| {
+                let l = local(&app, &mesh, &p, &h, node).unwrap();
+                let node_app = Application::<f64>::load("airfoil.app", AIRFOIL, &l.mesh).unwrap();
+                let compiled = compile_program_extents(&node_app, &stages, 1, &l.extents).unwrap();
+                l.global_orders(&app, &compiled.plan.schedules)
+            })
+            .collect();
+        app.app.set_interleave(Some(lanes));
+        let parts = run_in(&mut app, &p, &h, &mut InMemory { config: &config }, Some(&orders), Some(3), &mut |_, _| {}).unwrap();
+        let q = parts.assembled(&app, &p, "p_q").unwrap();
+        let rms = app.global("rms").unwrap()[0];
+        if config.nodes() == 1 {
+            assert!(
+                q.iter().zip(&want_q).all(|(a, b)| a.to_bits() == b.to_bits()) && rms.to_bits() == want_rms.to_bits(),
+                "one node in its compiled order differs from the single-node hardware order"
+            );
+        } else {
+            let scale = want_q.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let worst = q.iter().zip(&want_q).map(|(a, b)| (a - b).abs() / scale).fold(0.0, f64::max);
+            assert!(q.iter().all(|x| x.is_finite()) && worst < 1e-12 && ((rms - want_rms) / want_rms).abs() < 1e-12, "4 nodes: q off by {worst:e}, rms {rms:e} against {want_rms:e}");
+        }
+    }
+}

@@ -77,3 +77,17 @@ pub fn local<T: Element>(app: &Application<T>, mesh: &MeshData, partition: &Part
     }
     Ok(Local { mesh: out, globals, extents })
 }
+
+impl Local {
+    /// `schedules` (a compiled plan's for this node, in its numbering) in the global element
+    /// numbers of `app`'s loops, for [`super::run::run_in`].
+    pub fn global_orders<T: Element>(&self, app: &Application<T>, schedules: &BTreeMap<String, Vec<Option<u32>>>) -> BTreeMap<String, Vec<Option<u32>>> {
+        app.loop_args()
+            .into_iter()
+            .filter_map(|(name, set, _)| {
+                let slots = schedules.get(name)?;
+                Some((name.to_string(), slots.iter().map(|s| s.map(|l| self.globals[set.index()][l as usize])).collect()))
+            })
+            .collect()
+    }
+}

@@ -95,6 +95,22 @@ pub fn run<T: Element>(
     iterations: Option<usize>,
     print: &mut dyn FnMut(usize, T),
 ) -> Result<Parts<T>, Error> {
+    run_in(app, partition, halo, fabric, None, iterations, print)
+}
+
+/// [`run`] with part `p` issuing loop `l`'s elements in `orders[p][l]` (global element numbers;
+/// no-ops skipped) where given: each node's compiled schedules, mapped through its numbering
+/// ([`super::local::Local::global_orders`]). With `app`'s interleave and pipelines set as the
+/// nodes' hardware has them, this is the distributed hardware's bit-exact target.
+pub fn run_in<T: Element>(
+    app: &mut Application<T>,
+    partition: &Partition,
+    halo: &Halo,
+    fabric: &mut dyn Fabric<T>,
+    orders: Option<&[BTreeMap<String, Vec<Option<u32>>>]>,
+    iterations: Option<usize>,
+    print: &mut dyn FnMut(usize, T),
+) -> Result<Parts<T>, Error> {
     let names: Vec<(String, usize, usize)> = dat_names(app);
     let remote: Vec<String> = names.iter().filter(|(n, _, _)| app.dat_id(n).is_some_and(|d| Halo::read_remotely(&app.loop_args(), d))).map(|n| n.0.clone()).collect();
     // Every part's copy: owned and imported elements from the mesh, NaN elsewhere.
@@ -135,7 +151,10 @@ pub fn run<T: Element>(
             for ((g, acc), o) in reduced.iter().zip(&old) {
                 app.set_global(g, &vec![identity::<T>(*acc); o.len()])?;
             }
-            let order: Vec<Option<u32>> = halo.executed(partition, p, set, exec).into_iter().map(Some).collect();
+            let order: Vec<Option<u32>> = match orders.and_then(|o| o[p].get(name)) {
+                Some(order) => order.clone(),
+                None => halo.executed(partition, p, set, exec).into_iter().map(Some).collect(),
+            };
             app.run_loop_part(name, &order)?;
             for d in &written {
                 mine.insert(d.clone(), app.dat(d).unwrap_or(&[]).to_vec());
