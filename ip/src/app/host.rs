@@ -199,6 +199,25 @@ impl<T: Element> Host<'_, T> {
         Self::values(&value, self.app.global(name).map_or(0, <[T]>::len))
     }
 
+    /// Writes dat `name` into the hardware's memory: `values`, element by element (`dim` values
+    /// each), through its write port.
+    pub fn write_dat(&self, sim: &mut dyn LoopPorts, name: &str, values: &[T]) {
+        let a = &self.app.app;
+        let dat = self.app.dat_id(name).expect("a dat of the application");
+        let (_, set, dim) = a.dat_info(dat);
+        let rows = values.chunks(dim).zip(&self.plan.layout(set).address).map(|(c, at)| (*at, pack(c.iter().map(|x| x.to_lane()), Self::slot())));
+        Self::write(sim, name, rows);
+    }
+
+    /// Sets a compiled program's global `name` through `<name>_wr_*` (while it is idle or waits
+    /// at a sync step).
+    pub fn write_global(&self, sim: &mut dyn LoopPorts, name: &str, values: &[T]) {
+        sim.set(&format!("{name}_wr_data"), &pack(values.iter().map(|x| x.to_lane()), Self::slot()));
+        sim.set(&format!("{name}_wr_en"), &BigUint::from(1u8));
+        sim.edge();
+        sim.set(&format!("{name}_wr_en"), &BigUint::default());
+    }
+
     /// The values of dat `name` as the hardware holds them, in element order.
     pub fn read(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
         let a = &self.app.app;

@@ -18,7 +18,7 @@
 //! logged); counters `iteration`, `<loop>_runs`, `<loop>_elements`, `<loop>_noops`, `<loop>_hazards`,
 //! `<loop>_bank_conflicts`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
@@ -44,6 +44,24 @@ enum Micro {
     End(usize, usize),
     /// Log every global when the iteration is a multiple of `every` (always outside repeats).
     Print(usize, bool),
+    /// Wait, showing `sync` and this id, until the host pulses `sync_done` (a node of a
+    /// partitioned application: [`NodeShare`]).
+    Sync(u32),
+}
+
+/// How one node of a partitioned application runs its program
+/// ([`crate::app::partition::local`]): how many of a set's first elements each loop issues, and
+/// the loops before and after which the node waits for its host — to start a reduction from
+/// the operator's identity, to combine it with the other nodes', to refresh halos. Sync ids:
+/// `2·k` before and `2·k + 1` after the `k`-th loop in name order.
+#[derive(Clone, Debug, Default)]
+pub struct NodeShare {
+    /// Per loop: the set's first elements it issues (all when not named).
+    pub extents: BTreeMap<String, usize>,
+    /// Loops the node waits before.
+    pub sync_before: BTreeSet<String>,
+    /// Loops the node waits after.
+    pub sync_after: BTreeSet<String>,
 }
 
 /// A repeat: its count, and whether it is outermost (its count is the iteration).
@@ -53,10 +71,19 @@ struct Repeat {
 }
 
 /// Flattens `steps` (inside a repeat when `inside`); `repeats` collects the repeats.
-fn flatten<T: Element>(app: &Application<T>, steps: &[Step], globals: &[(String, usize)], inside: bool, micro: &mut Vec<Micro>, repeats: &mut Vec<Repeat>) -> Result<(), Error> {
+fn flatten<T: Element>(app: &Application<T>, share: &NodeShare, steps: &[Step], globals: &[(String, usize)], inside: bool, micro: &mut Vec<Micro>, repeats: &mut Vec<Repeat>) -> Result<(), Error> {
     for step in steps {
         match step {
-            Step::Loop(name) => micro.push(Micro::Loop(name.text.clone())),
+            Step::Loop(name) => {
+                let k = app.loops.keys().position(|n| *n == name.text).unwrap_or(0) as u32;
+                if share.sync_before.contains(&name.text) {
+                    micro.push(Micro::Sync(2 * k));
+                }
+                micro.push(Micro::Loop(name.text.clone()));
+                if share.sync_after.contains(&name.text) {
+                    micro.push(Micro::Sync(2 * k + 1));
+                }
+            }
             Step::Assign(global, expression) => {
                 let g = globals.iter().position(|(n, _)| *n == global.text).ok_or_else(|| Error::Config(format!("`{}` is not a global", global.text)))?;
                 micro.push(Micro::Assign(g, app.constant(expression)?));
@@ -66,7 +93,7 @@ fn flatten<T: Element>(app: &Application<T>, steps: &[Step], globals: &[(String,
                 repeats.push(Repeat { count: *count, outermost: !inside });
                 micro.push(Micro::Begin(r));
                 let to = micro.len();
-                flatten(app, inner, globals, true, micro, repeats)?;
+                flatten(app, share, inner, globals, true, micro, repeats)?;
                 micro.push(Micro::End(r, to));
             }
             Step::Print(every, _) => micro.push(Micro::Print(*every, inside)),
@@ -82,18 +109,20 @@ pub fn compile_program<T: Element>(app: &Application<T>, stages: &Stages) -> Res
 
 /// [`compile_program`] with `pipelines` pipelines per loop (1 ..= 8).
 pub fn compile_program_with<T: Element>(app: &Application<T>, stages: &Stages, pipelines: usize) -> Result<Compiled, Error> {
-    compile_program_extents(app, stages, pipelines, &BTreeMap::new())
+    compile_program_share(app, stages, pipelines, &NodeShare::default())
 }
 
-/// [`compile_program_with`] with the loops named in `extents` issuing only their set's first
-/// elements ([`Plan::with_extents`]): one node's accelerator for its part of a partitioned mesh.
-pub fn compile_program_extents<T: Element>(app: &Application<T>, stages: &Stages, pipelines: usize, extents: &BTreeMap<String, usize>) -> Result<Compiled, Error> {
-    let plan = Plan::with_extents(app, adder_stages(stages), pipelines, extents)?;
+/// [`compile_program_with`] for one node of a partitioned application ([`NodeShare`]): its loops
+/// issue only their set's first elements ([`Plan::with_extents`]), and it waits for its host at
+/// the sync steps (`sync`, `sync_id` out, `sync_done` in; the host may write globals while it
+/// waits).
+pub fn compile_program_share<T: Element>(app: &Application<T>, stages: &Stages, pipelines: usize, share: &NodeShare) -> Result<Compiled, Error> {
+    let plan = Plan::with_extents(app, adder_stages(stages), pipelines, &share.extents)?;
     let slot = slot_bits::<T>();
     let globals: Vec<(String, usize)> = app.global_ids().into_iter().map(|(n, _, dim)| (n, dim)).collect();
     let mut micro = vec![];
     let mut repeats = vec![];
-    flatten(app, app.program(), &globals, false, &mut micro, &mut repeats)?;
+    flatten(app, share, app.program(), &globals, false, &mut micro, &mut repeats)?;
     let mut loops: Vec<&str> = vec![];
     for m in &micro {
         if let Micro::Loop(name) = m {
@@ -166,9 +195,17 @@ pub fn compile_program_extents<T: Element>(app: &Application<T>, stages: &Stages
     let mut logging = d.lit(0, 1);
     // Per print step: the iteration modulo its period.
     let mut phases = vec![];
+    let mut syncing = d.lit(0, 1);
+    let mut sync_id = d.lit(0, 16);
+    let sync_done = micro.iter().any(|m| matches!(m, Micro::Sync(_))).then(|| d.input("sync_done", 1));
     for (i, m) in micro.iter().enumerate() {
         match *m {
             Micro::Loop(_) => {}
+            Micro::Sync(id) => {
+                syncing = syncing | at(i);
+                sync_id = at(i).mux(d.lit(id as u128, 16), sync_id);
+                advance = advance | (at(i) & sync_done.expect("a sync step has its input"));
+            }
             Micro::Assign(g, bits) => {
                 let value = (1..globals[g].1).fold(d.lit(bits as u128, slot), |acc, _| d.lit(bits as u128, slot).cat(acc));
                 regs[g].next_when(at(i), value);
@@ -238,9 +275,14 @@ pub fn compile_program_extents<T: Element>(app: &Application<T>, stages: &Stages
             regs[g].next_when(*finished, *sum);
         }
     }
+    if sync_done.is_some() {
+        d.output("sync", syncing);
+        d.output("sync_id", sync_id);
+    }
     for (g, (name, dim)) in globals.iter().enumerate() {
         let en = d.input(&format!("{name}_wr_en"), 1);
-        regs[g].next_when(en & !running.q, d.input(&format!("{name}_wr_data"), dim * slot));
+        let idle = if sync_done.is_some() { !running.q | syncing } else { !running.q };
+        regs[g].next_when(en & idle, d.input(&format!("{name}_wr_data"), dim * slot));
     }
 
     let last = micro.len();
@@ -273,7 +315,7 @@ fn model(micro: &[Micro], i: &mut usize, repeats: &[Repeat], loops: &[(String, u
         *i += 1;
         match m {
             Micro::Loop(name) => costs.push(Cost::Cycles(loops.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c))),
-            Micro::Assign(..) | Micro::Print(..) => costs.push(Cost::Cycles(1)),
+            Micro::Assign(..) | Micro::Print(..) | Micro::Sync(_) => costs.push(Cost::Cycles(1)),
             Micro::Begin(r) => {
                 let body = model(micro, i, repeats, loops);
                 costs.push(Cost::Repeat { count: repeats[*r].count, outermost: repeats[*r].outermost, body });

@@ -1,7 +1,7 @@
 //! One node's share of a partitioned application as its own mesh: every set in the node's
 //! numbering ([`Halo::local`]: owned elements, the exec halo, the rest of the import halo), maps
 //! and mesh data renumbered to it, and how many of a set's first elements each loop issues — what
-//! the node's compiled accelerator holds and runs ([`crate::app::sequencer::compile_program_extents`]).
+//! the node's compiled accelerator holds and runs ([`crate::app::sequencer::compile_program_share`] with the extents in a [`crate::app::sequencer::NodeShare`]).
 
 use std::collections::BTreeMap;
 

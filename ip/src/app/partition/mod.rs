@@ -19,6 +19,7 @@
 
 pub mod halo;
 pub mod local;
+pub mod nodes;
 pub mod run;
 pub mod split;
 

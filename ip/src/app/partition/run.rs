@@ -194,7 +194,8 @@ pub fn chain_combine<T: Element>(config: &RouterConfig) -> impl Fn(Access, &[Vec
     }
 }
 
-fn identity<T: Element>(acc: Access) -> T {
+/// The operator's identity: +0 for `Inc`, +∞ for `Min`, −∞ for `Max`.
+pub(super) fn identity<T: Element>(acc: Access) -> T {
     match acc {
         Access::Min => T::infinity(),
         Access::Max => T::neg_infinity(),
@@ -202,7 +203,8 @@ fn identity<T: Element>(acc: Access) -> T {
     }
 }
 
-fn apply<T: Element>(acc: Access, a: T, b: T) -> T {
+/// `a ∘ b` for the reduction `acc`.
+pub(super) fn apply<T: Element>(acc: Access, a: T, b: T) -> T {
     match acc {
         Access::Min => a.min(b),
         Access::Max => a.max(b),
@@ -210,7 +212,8 @@ fn apply<T: Element>(acc: Access, a: T, b: T) -> T {
     }
 }
 
-fn dat_of(a: &Arg) -> Option<super::super::program::DatId> {
+/// The dat an argument reaches, if any.
+pub(super) fn dat_of(a: &Arg) -> Option<super::super::program::DatId> {
     match *a {
         Arg::Direct(d, _) | Arg::Indirect(d, _, _, _) => Some(d),
         Arg::Global(..) => None,
