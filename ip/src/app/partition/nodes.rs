@@ -123,7 +123,7 @@ pub fn run_nodes<T: Element, S: LoopPorts>(
         let args = loops[id / 2].2;
         let reduced: Vec<(String, Access)> =
             args.iter().filter_map(|a| if let Arg::Global(g, acc) = *a { (acc != Access::Read).then(|| (app.global_name(g).to_string(), acc)) } else { None }).collect();
-        if id % 2 == 0 {
+        if id.is_multiple_of(2) {
             // Before the loop: every node's reduction starts from the operator's identity.
             for (g, acc) in &reduced {
                 let old = {
