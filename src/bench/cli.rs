@@ -1,6 +1,9 @@
 //! The `weft bench` subcommands: what each benchmark takes on the command line, and which
 //! function of [`super::commands`] runs it.
 
+// The variants' comments are the command line's help text, where `<name>` is a placeholder.
+#![allow(rustdoc::invalid_html_tags)]
+
 use crate::Error;
 use clap::Subcommand;
 use std::path::{Path, PathBuf};

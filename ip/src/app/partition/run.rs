@@ -180,7 +180,7 @@ pub fn run_in<T: Element>(
 }
 
 /// The collective engine's combination on the torus `config` (node `n` runs part `n`): the
-/// chain order of [`crate::system::allreduce::plan`], in the element type of `T`.
+/// chain order of [`mod@crate::system::allreduce::plan`], in the element type of `T`.
 pub fn chain_combine<T: Element>(config: &RouterConfig) -> impl Fn(Access, &[Vec<T>]) -> Vec<T> + '_ {
     move |acc, parts| {
         let ty = if std::mem::size_of::<T>() == 8 { ElementType::F64 } else { ElementType::F32 };

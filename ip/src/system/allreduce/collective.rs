@@ -1,4 +1,4 @@
-//! The collectives one engine runs along the chain ([`super::plan`]), each as a program for every
+//! The collectives one engine runs along the chain ([`mod@super::plan`]), each as a program for every
 //! node's register window, what every host sends, and what every host gets back.
 //!
 //! | collective | root | operator | each host sends | each host gets |

@@ -80,7 +80,7 @@ pub const ADD_STAGES: usize = 6;
 /// computed: the OR, and on int32 the operation's result, which the kernel only delays); for lane
 /// `i` the outputs `s_i = (a_i + h_i) + b_i`, then every `lo_i = min(min(a_i, h_i), b_i)`, then
 /// every `hi_i = max(…)`, then every `p_i = x_i`. For floating-point elements only (int32 is
-/// combined at the join, [`int_stage`]).
+/// combined at the join, in a register stage).
 pub fn combine_kernel(ty: ElementType, lanes: usize) -> String {
     let names = |p: &str| (0..lanes).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
     // A fixed-point lane holds at most 32 bits: a binary64 pattern travels as two halves.
