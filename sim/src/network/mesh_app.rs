@@ -14,11 +14,11 @@
 use std::collections::BTreeMap;
 
 use weft_ip::app::partition::halo::Halo;
-use weft_ip::app::partition::run::Fabric;
+use weft_ip::app::partition::run::{engine_operands, Fabric};
 use weft_ip::app::partition::Partition;
 use weft_ip::app::{Access, Element, SetId};
 use weft_ip::router::Direction;
-use weft_ip::system::allreduce::{Collective, ElementType, ReduceOp};
+use weft_ip::system::allreduce::Collective;
 
 use super::{Message, Torus};
 use crate::link::Device;
@@ -76,13 +76,7 @@ fn words<T: Element>(x: T) -> Vec<u32> {
 
 impl<D: Device, T: Element> Fabric<T> for TorusFabric<'_, D> {
     fn combine(&mut self, acc: Access, parts: &[Vec<T>]) -> Result<Vec<T>, weft_ip::Error> {
-        let ty = if std::mem::size_of::<T>() == 8 { ElementType::F64 } else { ElementType::F32 };
-        let op = match acc {
-            Access::Min => ReduceOp::Min,
-            Access::Max => ReduceOp::Max,
-            _ => ReduceOp::Sum,
-        };
-        let inputs: Vec<Vec<u128>> = parts.iter().map(|v| v.iter().map(|x| x.to_lane() as u128).collect()).collect();
+        let (ty, op, inputs) = engine_operands(acc, parts);
         let run = self.torus.collective(Collective::Allreduce, self.engine, ty, op, &inputs, 256, None, self.limit).map_err(|e| weft_ip::Error::Config(format!("reduction: {e}")))?;
         if run.results.iter().any(|r| *r != run.results[0]) {
             return Err(weft_ip::Error::Config("reduction: the nodes received different results".into()));

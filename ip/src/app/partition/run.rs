@@ -183,15 +183,21 @@ pub fn run_in<T: Element>(
 /// chain order of [`mod@crate::system::allreduce::plan`], in the element type of `T`.
 pub fn chain_combine<T: Element>(config: &RouterConfig) -> impl Fn(Access, &[Vec<T>]) -> Vec<T> + '_ {
     move |acc, parts| {
-        let ty = if std::mem::size_of::<T>() == 8 { ElementType::F64 } else { ElementType::F32 };
-        let op = match acc {
-            Access::Min => ReduceOp::Min,
-            Access::Max => ReduceOp::Max,
-            _ => ReduceOp::Sum,
-        };
-        let bits: Vec<Vec<u128>> = parts.iter().map(|v| v.iter().map(|x| x.to_lane() as u128).collect()).collect();
+        let (ty, op, bits) = engine_operands(acc, parts);
         crate::system::allreduce::reference(config, &bits, ty, op).into_iter().map(|b| T::from_lane(b as u64)).collect()
     }
+}
+
+/// What the collective engine reduces for a reduction `acc` of the parts' results: the element
+/// type of `T`, the operator, and every part's values as bits.
+pub fn engine_operands<T: Element>(acc: Access, parts: &[Vec<T>]) -> (ElementType, ReduceOp, Vec<Vec<u128>>) {
+    let ty = if std::mem::size_of::<T>() == 8 { ElementType::F64 } else { ElementType::F32 };
+    let op = match acc {
+        Access::Min => ReduceOp::Min,
+        Access::Max => ReduceOp::Max,
+        _ => ReduceOp::Sum,
+    };
+    (ty, op, parts.iter().map(|v| v.iter().map(|x| x.to_lane() as u128).collect()).collect())
 }
 
 /// The operator's identity: +0 for `Inc`, +∞ for `Min`, −∞ for `Max`.
