@@ -119,7 +119,7 @@ fn compiled_airfoil_nodes_over_torus_4x2x1_are_the_partitioned_reference() {
         let w = want.assembled(&app, &p, dat).unwrap();
         let differ = (0..app.app.set_size(set)).filter(|&e| {
             let o = p.owner[set.index()][e] as usize;
-            (0..dim).any(|c| got.values[o][dat][e * dim + c].to_bits() != w[e * dim + c].to_bits())
+            (0..dim).any(|c| got.parts.values[o][dat][e * dim + c].to_bits() != w[e * dim + c].to_bits())
         });
         assert_eq!(differ.count(), 0, "{dat}: owned values differ from the partitioned reference");
     }

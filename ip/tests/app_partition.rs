@@ -315,20 +315,10 @@ fn compiled_nodes_compute_the_partitioned_reference() {
     reference.app.set_interleave(Some(stages.of(FloatOperator::Add)));
     let want = run_in(&mut reference, &p, &h, &mut InMemory { config: &config }, Some(&orders), Some(2), &mut |_, _| {}).unwrap();
     for dat in ["p_q", "p_qold", "p_adt", "p_res"] {
-        let (w, g) = (want.assembled(&app, &p, dat).unwrap(), got_assembled(&got.values, &p, &app, dat));
+        let (w, g) = (want.assembled(&app, &p, dat).unwrap(), got.parts.assembled(&app, &p, dat).unwrap());
         let differ = w.iter().zip(&g).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
         assert_eq!(differ, 0, "{dat}: {differ} values differ from the partitioned reference");
     }
     assert_eq!(rms_hw.to_bits(), reference.global("rms").unwrap()[0].to_bits(), "rms");
     println!("4 compiled nodes, 960 cells, 2 iterations: {} edges, {} sync steps", got.cycles, got.syncs);
-}
-
-/// A dat as its owners hold it, from every node's values in global numbering.
-fn got_assembled(values: &[std::collections::BTreeMap<String, Vec<f64>>], p: &Partition, app: &Application<f64>, dat: &str) -> Vec<f64> {
-    let (_, set, dim) = app.app.dat_info(app.dat_id(dat).unwrap());
-    let mut out = values[0][dat].clone();
-    for (e, o) in p.owner[set.index()].iter().enumerate() {
-        out[e * dim..(e + 1) * dim].copy_from_slice(&values[*o as usize][dat][e * dim..(e + 1) * dim]);
-    }
-    out
 }

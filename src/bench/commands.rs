@@ -69,14 +69,12 @@ pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> 
 /// engine's runs; writes `allreduce_<system>.json` and `.svg` into `out`.
 pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -> Result<(), Error> {
     let systems = systems_or_default(configs)?;
-    if let Some(l) = lengths.iter().find(|l| !(1..=1 << 16).contains(*l)) {
-        return Err(Error::Check(format!("`--lengths` has {l}: allowed 1..=65536 elements")));
-    }
+    let lengths = lengths_or(lengths, &crate::bench::allreduce::LENGTHS)?;
     if !(0.0..=1e-3).contains(&ber) {
         return Err(Error::Check(format!("`--ber` = {ber} is out of range: allowed 0 ..= 1e-3")));
     }
     let options = crate::bench::allreduce::Options {
-        lengths: if lengths.is_empty() { crate::bench::allreduce::LENGTHS.to_vec() } else { lengths.to_vec() },
+        lengths,
         bit_error_rate: ber,
         pressure: None,
         baseline: true,
@@ -101,10 +99,7 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
 /// `collectives_<system>.json` and `.svg` into `out`.
 pub fn collectives(configs: &[PathBuf], lengths: &[usize], out: &Path) -> Result<(), Error> {
     let systems = systems_or_default(configs)?;
-    if let Some(l) = lengths.iter().find(|l| !(1..=1 << 16).contains(*l)) {
-        return Err(Error::Check(format!("`--lengths` has {l}: allowed 1..=65536 elements")));
-    }
-    let lengths = if lengths.is_empty() { crate::bench::collectives::LENGTHS.to_vec() } else { lengths.to_vec() };
+    let lengths = lengths_or(lengths, &crate::bench::collectives::LENGTHS)?;
     for system in &systems {
         let work = std::env::temp_dir().join(format!("weft-bench-collectives-{}-{}", system.name, std::process::id()));
         let report = crate::bench::collectives::run(system, &lengths, &work, &mut |line| eprintln!("{line}"));
@@ -115,6 +110,14 @@ pub fn collectives(configs: &[PathBuf], lengths: &[usize], out: &Path) -> Result
         write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::collectives::plot(&report))?;
     }
     Ok(())
+}
+
+/// `--lengths` as given (each 1..=65536 elements), or `default` when none is given.
+fn lengths_or(lengths: &[usize], default: &[usize]) -> Result<Vec<usize>, Error> {
+    if let Some(l) = lengths.iter().find(|l| !(1..=1 << 16).contains(*l)) {
+        return Err(Error::Check(format!("`--lengths` has {l}: allowed 1..=65536 elements")));
+    }
+    Ok(if lengths.is_empty() { default.to_vec() } else { lengths.to_vec() })
 }
 
 /// The systems of `configs`, or both shipped tori and `examples/ring_520n.toml`.

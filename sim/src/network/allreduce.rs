@@ -11,7 +11,7 @@ use crate::Error;
 use weft_ip::regmap::ALLREDUCE;
 use weft_ip::router::header::{check, Checked, Header};
 use weft_ip::router::route::distance;
-use weft_ip::system::allreduce::{packet_sizes, plan, Collective, ElementType, ReduceOp, ERROR_TAG, RESULT_TAG};
+use weft_ip::system::allreduce::{packet_sizes, plan, Collective, ElementType, Program, ReduceOp, ERROR_TAG, RESULT_TAG};
 use weft_ip::weft_hdl::testbench::Rng;
 
 use super::{bits as field, scalar, value, Torus};
@@ -48,8 +48,6 @@ struct Host {
     result: Vec<u128>,
     /// Elements still to come in the packet being received (`None` between packets).
     receiving: Option<usize>,
-    /// Whether this host expects a result.
-    takes_part: bool,
     /// The engine reported a timeout to this host.
     timed_out: bool,
     /// Result packets received.
@@ -60,7 +58,14 @@ impl<D: Device> Torus<D> {
     /// Writes every node's allreduce program ([`plan()`]) for the engine on ports `[a, b]`, and
     /// the operator `op` (register `allreduce_op`, the same on every node).
     pub fn program_allreduce(&mut self, ports: [usize; 2], op: ReduceOp) -> Result<(), Error> {
-        for (n, p) in plan(&self.config, ports).iter().enumerate() {
+        let programs = plan(&self.config, ports);
+        self.write_programs(&programs, op)
+    }
+
+    /// Writes node `n`'s `programs[n]` (flags, destinations) and the operator `op` into its
+    /// register window.
+    fn write_programs(&mut self, programs: &[Program], op: ReduceOp) -> Result<(), Error> {
+        for (n, p) in programs.iter().enumerate() {
             for (k, v) in [p.flags, p.dst_a, p.dst_b, op.code()].into_iter().enumerate() {
                 self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
             }
@@ -107,11 +112,8 @@ impl<D: Device> Torus<D> {
     ) -> Result<Batch, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
-        for (n, p) in c.programs(&config, ports).map_err(|e| Error::Config(e.to_string()))?.iter().enumerate() {
-            for (k, v) in [p.flags, p.dst_a, p.dst_b, c.operator(op).code()].into_iter().enumerate() {
-                self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
-            }
-        }
+        let programs = c.programs(&config, ports).map_err(|e| Error::Config(e.to_string()))?;
+        self.write_programs(&programs, c.operator(op))?;
         let (mut sends, mut expects, mut packets, mut ids) = (vec![vec![]; nodes], vec![0; nodes], vec![], vec![]);
         let mut delivered = vec![];
         for (k, inputs) in ops.iter().enumerate() {
@@ -206,7 +208,6 @@ impl<D: Device> Torus<D> {
                 let mut beats = vec![];
                 let mut at = 0;
                 let per_chunk = 128 / bits;
-                let takes_part = expects[n] > 0;
                 for (p, id) in packets.iter().zip(ids).filter(|_| !vectors[n].is_empty()) {
                     let chunk = &vectors[n][at..at + p / size];
                     at += p / size;
@@ -221,7 +222,7 @@ impl<D: Device> Torus<D> {
                         beats.push((data, i + 1 == words.len()));
                     }
                 }
-                Host { beats, next: 0, offered: false, result: vec![], receiving: None, takes_part, timed_out: false, packets: 0 }
+                Host { beats, next: 0, offered: false, result: vec![], receiving: None, timed_out: false, packets: 0 }
             })
             .collect();
         let handles: Vec<(usize, _)> =
@@ -229,7 +230,7 @@ impl<D: Device> Torus<D> {
         let mut rng = Rng::new(pressure.unwrap_or(0));
         let start = self.cycle;
         loop {
-            if hosts.iter().enumerate().all(|(n, h)| !h.takes_part || h.timed_out || h.result.len() == expects[n] && h.receiving.is_none()) {
+            if hosts.iter().enumerate().all(|(n, h)| expects[n] == 0 || h.timed_out || h.result.len() == expects[n] && h.receiving.is_none()) {
                 break;
             }
             if self.cycle - start > limit {

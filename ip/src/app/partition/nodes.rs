@@ -16,7 +16,7 @@ use super::super::run::{Application, Element, MeshData};
 use super::super::sequencer::{compile_program_share, NodeShare};
 use super::halo::Halo;
 use super::local::{local, Local};
-use super::run::{apply, dat_of, identity, Fabric};
+use super::run::{apply, dat_names, identity, reductions, refreshed, Fabric, Parts};
 use super::Partition;
 use crate::app::hardware::Compiled;
 use crate::Error;
@@ -35,8 +35,8 @@ pub struct Node<T: Element, S: LoopPorts> {
 
 /// What a run on the nodes gave.
 pub struct NodesRun<T> {
-    /// `[node][dat name]`: every element the node holds, in global numbering (NaN elsewhere).
-    pub values: Vec<BTreeMap<String, Vec<T>>>,
+    /// Every element each node holds, in global numbering (NaN elsewhere).
+    pub parts: Parts<T>,
     /// Clock edges of the slowest node from `start` until every node's `busy` fell.
     pub cycles: u64,
     /// Sync steps every node passed.
@@ -56,8 +56,8 @@ pub fn nodes<T: Element, S: LoopPorts>(
     sim: &dyn Fn(&Compiled) -> S,
 ) -> Result<Vec<Node<T, S>>, Error> {
     let loops = app.loop_args();
-    let reduces = |args: &[Arg]| args.iter().any(|a| matches!(a, Arg::Global(_, acc) if *acc != Access::Read));
-    let refreshes = |args: &[Arg]| args.iter().any(|a| a.access().writes() && dat_of(a).is_some_and(|d| Halo::read_remotely(&loops, d)));
+    let reduces = |args: &[Arg]| !reductions(app, args).is_empty();
+    let refreshes = |args: &[Arg]| !refreshed(app, args).is_empty();
     let mut out = vec![];
     for p in 0..partition.parts {
         let share = local(app, mesh, partition, halo, p)?;
@@ -146,9 +146,7 @@ pub fn run_nodes<T: Element, S: LoopPorts>(
                     Host { app: &n.app, plan: &n.compiled.plan, name: "" }.write_global(&mut n.sim, g, &new);
                 }
             }
-            let refreshed: Vec<String> =
-                args.iter().filter(|a| a.access().writes()).filter_map(dat_of).filter(|d| Halo::read_remotely(&loops, *d)).map(|d| app.app.dat_info(d).0.to_string()).collect();
-            for dat in refreshed {
+            for dat in refreshed(app, args) {
                 let (_, dset, dim) = app.app.dat_info(app.dat_id(&dat).expect("a dat"));
                 let mut values: Vec<BTreeMap<String, Vec<T>>> = nodes.iter_mut().map(|n| BTreeMap::from([(dat.clone(), held(n, &dat, dset.index(), dim, app.app.set_size(dset)))])).collect();
                 fabric.refresh(&dat, dset, dim, &mut values, partition, halo)?;
@@ -169,14 +167,15 @@ pub fn run_nodes<T: Element, S: LoopPorts>(
         .iter_mut()
         .map(|n| {
             let mut out = BTreeMap::new();
-            for d in dats(app) {
-                let (name, set, dim) = app.app.dat_info(d);
-                out.insert(name.to_string(), held(n, name, set.index(), dim, app.app.set_size(set)));
+            for (name, set, dim) in dat_names(app) {
+                let size = app.app.set_size(app.app.sets()[set]);
+                let values = held(n, &name, set, dim, size);
+                out.insert(name, values);
             }
             out
         })
         .collect();
-    Ok(NodesRun { values, cycles: cycles.into_iter().max().unwrap_or(0), syncs })
+    Ok(NodesRun { parts: Parts { values }, cycles: cycles.into_iter().max().unwrap_or(0), syncs })
 }
 
 /// Dat `name` as node `n` holds it, in global numbering (NaN where it holds nothing).
@@ -185,18 +184,6 @@ fn held<T: Element, S: LoopPorts>(n: &mut Node<T, S>, name: &str, set: usize, di
     let mut out = vec![T::nan(); size * dim];
     for (l, &e) in n.share.globals[set].iter().enumerate() {
         out[e as usize * dim..(e as usize + 1) * dim].copy_from_slice(&local[l * dim..(l + 1) * dim]);
-    }
-    out
-}
-
-fn dats<T: Element>(app: &Application<T>) -> Vec<super::super::program::DatId> {
-    let mut out = vec![];
-    for (_, _, args) in app.loop_args() {
-        for d in args.iter().filter_map(dat_of) {
-            if !out.contains(&d) {
-                out.push(d);
-            }
-        }
     }
     out
 }

@@ -69,10 +69,7 @@ pub struct Parts<T> {
 
 impl<T: Element> Parts<T> {
     /// Dat `name` as its owners hold it: element by element from the part that owns it.
-    pub fn assembled<U>(&self, app: &Application<U>, partition: &Partition, name: &str) -> Option<Vec<T>>
-    where
-        U: Element,
-    {
+    pub fn assembled(&self, app: &Application<T>, partition: &Partition, name: &str) -> Option<Vec<T>> {
         let d = app.dat_id(name)?;
         let (_, set, dim) = app.app.dat_info(d);
         let owner = &partition.owner[set.index()];
@@ -112,7 +109,6 @@ pub fn run_in<T: Element>(
     print: &mut dyn FnMut(usize, T),
 ) -> Result<Parts<T>, Error> {
     let names: Vec<(String, usize, usize)> = dat_names(app);
-    let remote: Vec<String> = names.iter().filter(|(n, _, _)| app.dat_id(n).is_some_and(|d| Halo::read_remotely(&app.loop_args(), d))).map(|n| n.0.clone()).collect();
     // Every part's copy: owned and imported elements from the mesh, NaN elsewhere.
     let mut values: Vec<BTreeMap<String, Vec<T>>> = (0..partition.parts)
         .map(|p| {
@@ -139,11 +135,10 @@ pub fn run_in<T: Element>(
         };
         let exec = args.iter().any(super::split::writes_indirectly);
         let used: Vec<String> = args.iter().filter_map(|a| dat_of(a).map(|d| app.app.dat_info(d).0.to_string())).collect();
-        let written: Vec<String> = args.iter().filter(|a| a.access().writes()).filter_map(|a| dat_of(a).map(|d| app.app.dat_info(d).0.to_string())).collect();
-        let reduced: Vec<(String, Access)> =
-            args.iter().filter_map(|a| if let Arg::Global(g, acc) = *a { (acc != Access::Read).then(|| (app.global_name(g).to_string(), acc)) } else { None }).collect();
+        let reduced = reductions(app, &args);
         let old: Vec<Vec<T>> = reduced.iter().map(|(g, _)| app.global(g).unwrap_or(&[]).to_vec()).collect();
         let mut partials: Vec<Vec<Vec<T>>> = vec![vec![]; reduced.len()];
+        let written: Vec<String> = args.iter().filter(|a| a.access().writes()).filter_map(|a| dat_of(a).map(|d| app.app.dat_info(d).0.to_string())).collect();
         for (p, mine) in values.iter_mut().enumerate() {
             for d in &used {
                 app.set_dat(d, &mine[d])?;
@@ -169,9 +164,9 @@ pub fn run_in<T: Element>(
             app.set_global(g, &new)?;
         }
         // Owner to reader: the import halo of every written dat some loop reads remotely.
-        for d in written.iter().filter(|d| remote.contains(d)) {
-            let (_, set, dim) = names.iter().find(|n| n.0 == *d).cloned().unwrap_or_default();
-            fabric.refresh(d, app.app.sets()[set], dim, &mut values, partition, halo)?;
+        for d in refreshed(app, &args) {
+            let (_, set, dim) = names.iter().find(|n| n.0 == d).cloned().unwrap_or_default();
+            fabric.refresh(&d, app.app.sets()[set], dim, &mut values, partition, halo)?;
         }
         Ok(())
     };
@@ -226,8 +221,20 @@ pub(super) fn dat_of(a: &Arg) -> Option<super::super::program::DatId> {
     }
 }
 
-/// Every dat: name, set index, dimension.
-fn dat_names<T: Element>(app: &Application<T>) -> Vec<(String, usize, usize)> {
+/// The globals a loop with `args` reduces, by name, with the kind of reduction.
+pub(super) fn reductions<T: Element>(app: &Application<T>, args: &[Arg]) -> Vec<(String, Access)> {
+    args.iter().filter_map(|a| if let Arg::Global(g, acc) = *a { (acc != Access::Read).then(|| (app.global_name(g).to_string(), acc)) } else { None }).collect()
+}
+
+/// The dats a loop with `args` writes that some loop reads remotely: after it, their import
+/// halos are refreshed.
+pub(super) fn refreshed<T: Element>(app: &Application<T>, args: &[Arg]) -> Vec<String> {
+    let loops = app.loop_args();
+    args.iter().filter(|a| a.access().writes()).filter_map(dat_of).filter(|d| Halo::read_remotely(&loops, *d)).map(|d| app.app.dat_info(d).0.to_string()).collect()
+}
+
+/// Every dat a loop uses: name, set index, dimension.
+pub(super) fn dat_names<T: Element>(app: &Application<T>) -> Vec<(String, usize, usize)> {
     let mut out = vec![];
     for (_, _, args) in app.loop_args() {
         for a in args {
