@@ -99,18 +99,41 @@ pub struct Report {
     pub bit_error_rate: f64,
     /// Bits flipped on the cables during the engine's runs.
     pub flipped_bits: u64,
-    /// h: one hop at zero load, first header beat in to first out, the fastest of three, cycles
-    /// (0 without the fabric-alone runs).
+    /// h, B, L and D (h and B 0 without the fabric-alone runs).
+    #[serde(flatten)]
+    pub fabric: Fabric,
+    /// One point per vector length.
+    pub points: Vec<Point>,
+}
+
+/// What a collective's lower bound is made of; the reports' JSON holds the fields in place.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Fabric {
+    /// h: one hop at zero load, first header beat in to first out, the fastest of three, cycles.
     pub hop_cycles: u64,
-    /// Payload bytes a cycle one link carries, packets of `max_packet_bytes` streamed (0 without
-    /// the fabric-alone runs).
+    /// B: payload bytes a cycle one link carries, packets of `max_packet_bytes` streamed.
     pub link_bytes_per_cycle: f64,
-    /// Links into each node: two per dimension of two or more nodes.
+    /// L: links into each node, two per dimension of two or more nodes.
     pub inbound_links: usize,
     /// D: the torus diameter in hops, `Σ ⌊dim / 2⌋`.
     pub diameter: usize,
-    /// One point per vector length.
-    pub points: Vec<Point>,
+}
+
+impl Fabric {
+    /// L and D of the torus `rc`, with h and B as measured.
+    pub fn of(rc: &weft_ip::router::RouterConfig, hop_cycles: u64, link_bytes_per_cycle: f64) -> Fabric {
+        Fabric { hop_cycles, link_bytes_per_cycle, inbound_links: 2 * rc.dims.iter().filter(|d| **d > 1).count(), diameter: rc.dims.iter().map(|d| d / 2).sum() }
+    }
+
+    /// ⌈bytes / (L·B)⌉ + D·h: the busiest node receiving `bytes` over every inbound link.
+    pub fn bound(&self, bytes: f64) -> u64 {
+        self.bound_at(bytes, self.link_bytes_per_cycle)
+    }
+
+    /// [`Fabric::bound`] with each link carrying `rate` bytes a cycle.
+    pub fn bound_at(&self, bytes: f64, rate: f64) -> u64 {
+        (bytes / (self.inbound_links as f64 * rate)).ceil() as u64 + self.diameter as u64 * self.hop_cycles
+    }
 }
 
 /// How to run.
@@ -190,8 +213,6 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let (ty, size) = (options.element, options.element.bytes());
     let packet_bytes = options.packet_bytes.min(rc.max_packet_bytes) / size * size;
     let lanes = system.node.link.lanes;
-    let diameter: usize = rc.dims.iter().map(|d| d / 2).sum();
-    let inbound_links = 2 * rc.dims.iter().filter(|d| **d > 1).count();
     let mut torus = engine_torus(system, ty, &work.join("engine"), progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
     torus.program_allreduce(PORTS, options.op)?;
@@ -228,10 +249,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             packet_bytes,
             bit_error_rate: options.bit_error_rate,
             flipped_bits,
-            hop_cycles: 0,
-            link_bytes_per_cycle: 0.0,
-            inbound_links,
-            diameter,
+            fabric: Fabric::of(&rc, 0, 0.0),
             points,
         });
     }
@@ -239,13 +257,13 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let mut plain = verilate(system, &work.join("plain"), progress)?;
     let (hop_cycles, link_bytes_per_cycle) = fabric_rates(&mut plain, &rc)?;
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle (raw {})", 8 * lanes));
-    let (l, hops) = (inbound_links as f64, diameter as u64 * hop_cycles);
+    let fabric = Fabric::of(&rc, hop_cycles, link_bytes_per_cycle);
     for p in points.iter_mut() {
         let bytes = (size * p.elements) as f64;
         let received = 2.0 * (nodes - 1) as f64 * bytes / nodes as f64;
-        p.raw_bound_cycles = (received / (l * 8.0 * lanes as f64)).ceil() as u64 + hops;
-        p.lower_bound_cycles = (received / (l * link_bytes_per_cycle)).ceil() as u64 + hops;
-        p.arrival_bound_cycles = (bytes / (l * link_bytes_per_cycle)).ceil() as u64 + hops;
+        p.raw_bound_cycles = fabric.bound_at(received, 8.0 * lanes as f64);
+        p.lower_bound_cycles = fabric.bound(received);
+        p.arrival_bound_cycles = fabric.bound(bytes);
         p.to_bound = p.cycles as f64 / p.lower_bound_cycles as f64;
         {
             let bytes = size * p.elements;
@@ -270,19 +288,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             p.ring_cycles = Some(cycles);
         }
     }
-    Ok(Report {
-        system: system.name.clone(),
-        dims: rc.dims,
-        fabric_mhz: system.fabric_mhz,
-        packet_bytes,
-        bit_error_rate: options.bit_error_rate,
-        flipped_bits,
-        hop_cycles,
-        link_bytes_per_cycle,
-        inbound_links,
-        diameter,
-        points,
-    })
+    Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, packet_bytes, bit_error_rate: options.bit_error_rate, flipped_bits, fabric, points })
 }
 
 /// The report as a Markdown table: cycles and ns of each method, speed-ups over the baselines,
@@ -291,7 +297,7 @@ pub fn table(r: &Report) -> String {
     let ns = |c: u64| c as f64 * 1000.0 / r.fabric_mhz;
     let mut t = format!(
         "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, {} inbound links a node, each carrying {:.2} payload bytes a cycle\n",
-        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.hop_cycles, r.diameter, r.inbound_links, r.link_bytes_per_cycle
+        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.fabric.hop_cycles, r.fabric.diameter, r.fabric.inbound_links, r.fabric.link_bytes_per_cycle
     );
     t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | in-network / bound | arrival bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for p in &r.points {

@@ -20,7 +20,7 @@
 //! Each bound assumes every inbound link busy the whole time and no framing beyond the measured
 //! rate. Reduce and broadcast are rooted at node 0.
 
-use crate::bench::allreduce::{engine_torus, fabric_rates, verilate, PACKET_BYTES, PORTS};
+use crate::bench::allreduce::{engine_torus, fabric_rates, verilate, Fabric, PACKET_BYTES, PORTS};
 use crate::system::SystemConfig;
 use crate::Error;
 use serde::Serialize;
@@ -65,14 +65,9 @@ pub struct Report {
     pub dims: [usize; 3],
     /// Fabric clock, MHz.
     pub fabric_mhz: f64,
-    /// h: one hop at zero load, cycles.
-    pub hop_cycles: u64,
-    /// B: payload bytes a cycle one link carries.
-    pub link_bytes_per_cycle: f64,
-    /// L: links into each node.
-    pub inbound_links: usize,
-    /// D: the torus diameter in hops.
-    pub diameter: usize,
+    /// h, B, L and D, measured on the same fabric.
+    #[serde(flatten)]
+    pub fabric: Fabric,
     /// One point per collective and length.
     pub points: Vec<Point>,
 }
@@ -94,13 +89,12 @@ pub fn run(system: &SystemConfig, lengths: &[usize], work: &Path, progress: &mut
     let rc = system.node.router.clone();
     let nodes = rc.nodes();
     let ty = ElementType::F32;
-    let diameter: usize = rc.dims.iter().map(|d| d / 2).sum();
-    let inbound_links = 2 * rc.dims.iter().filter(|d| **d > 1).count();
     let (hop_cycles, link_bytes_per_cycle) = {
         let mut plain = verilate(system, &work.join("plain"), progress)?;
         fabric_rates(&mut plain, &rc)?
     };
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle"));
+    let fabric = Fabric::of(&rc, hop_cycles, link_bytes_per_cycle);
     let mut torus = engine_torus(system, ty, &work.join("engine"), progress)?;
     let mut rng = Rng::new(0xC011);
     let mut points = vec![];
@@ -118,7 +112,7 @@ pub fn run(system: &SystemConfig, lengths: &[usize], work: &Path, progress: &mut
                 return Err(Error::Check(format!("{}: {} of {elements} elements: node {k} differs from the reference", system.name, c.name())));
             }
             let s = (ty.bytes() * elements) as f64;
-            let bound = (received(c, s, nodes) / (inbound_links as f64 * link_bytes_per_cycle)).ceil() as u64 + (diameter as u64) * hop_cycles;
+            let bound = fabric.bound(received(c, s, nodes));
             let microseconds = r.cycles as f64 / system.fabric_mhz;
             progress(&format!("{} of {elements} elements: {} cycles ({:.2}× the bound), every node bit-exact", c.name(), r.cycles, r.cycles as f64 / bound as f64));
             points.push(Point {
@@ -132,14 +126,14 @@ pub fn run(system: &SystemConfig, lengths: &[usize], work: &Path, progress: &mut
             });
         }
     }
-    Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, hop_cycles, link_bytes_per_cycle, inbound_links, diameter, points })
+    Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, fabric, points })
 }
 
 /// The report as a Markdown table.
 pub fn table(r: &Report) -> String {
     let mut t = format!(
         "collectives on {} ({}×{}×{}, {} MHz): one hop {} cycles, diameter {}, {} inbound links a node at {:.2} payload bytes a cycle\n",
-        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.hop_cycles, r.diameter, r.inbound_links, r.link_bytes_per_cycle
+        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.fabric.hop_cycles, r.fabric.diameter, r.fabric.inbound_links, r.fabric.link_bytes_per_cycle
     );
     t.push_str("| collective | elements | cycles | µs | MB/s | bound cycles | cycles / bound |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for p in &r.points {
