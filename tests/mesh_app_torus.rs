@@ -3,7 +3,8 @@
 //! and links to the nodes that read them, placed by header, and the global reduction through the
 //! nodes' collective engine. After 5 iterations on 4,500 cells every node holds bit for bit what
 //! the in-memory partitioned reference computes, with bit errors on every cable and one cable
-//! pulled for 10⁴ cycles during a halo refresh.
+//! pulled for 10⁴ cycles during a halo refresh; the rms is within 1e-6 relative of the
+//! single-node run's.
 
 use weft::ip::airfoil::naca0012::naca0012;
 use weft::ip::app::partition::halo::Halo;
@@ -48,7 +49,14 @@ fn airfoil_on(mut system: weft::system::SystemConfig) {
             assert!(same, "{}: node {node}, dat {dat} differs from the partitioned reference", system.name);
         }
     }
-    assert_eq!(app.global("rms").unwrap()[0].to_bits(), reference.global("rms").unwrap()[0].to_bits());
+    let rms = app.global("rms").unwrap()[0];
+    assert_eq!(rms.to_bits(), reference.global("rms").unwrap()[0].to_bits());
+    // Split over the nodes the sums are reassociated; against the single node the rms stays
+    // within 1e-6 relative (binary64).
+    let mut single = load();
+    single.run_as(None, iterations, &mut |_, _| {}).unwrap();
+    let one = single.global("rms").unwrap()[0];
+    assert!(((rms - one) / one).abs() < 1e-6, "{}: rms {rms:e} against {one:e} on one node", system.name);
     assert!(flipped > 0, "no bit was flipped");
     eprintln!(
         "{}: {} halo refreshes ({} packets, {} bytes, {} cycles), {} reductions ({} cycles); {flipped} bits flipped; a cable pulled for 10,000 cycles",

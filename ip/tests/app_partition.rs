@@ -280,7 +280,8 @@ fn the_partitioned_reference_runs_in_each_nodes_compiled_order() {
 /// ([`weft_ip::app::partition::nodes`]): each node's accelerator runs its share, and at its sync
 /// steps the host starts and combines the reduction and refreshes the halos from the owners'
 /// memories. After 2 iterations every node's owned values of every dat and the rms equal the
-/// partitioned reference in the nodes' compiled order bit for bit.
+/// partitioned reference in the nodes' compiled order bit for bit, and every stretch between
+/// sync steps took the cycles of the compiler's model.
 #[test]
 fn compiled_nodes_compute_the_partitioned_reference() {
     use weft_hdl::float::{FloatFormat, FloatOperator};
@@ -320,5 +321,12 @@ fn compiled_nodes_compute_the_partitioned_reference() {
         assert_eq!(differ, 0, "{dat}: {differ} values differ from the partitioned reference");
     }
     assert_eq!(rms_hw.to_bits(), reference.global("rms").unwrap()[0].to_bits(), "rms");
+    // Every stretch between sync steps takes on every node what the compiler's model of that
+    // node's program gives.
+    for (p, n) in built.iter().enumerate() {
+        let model: Vec<u64> = n.compiled.phases(Some(2)).iter().map(|s| s.0 as u64).collect();
+        let simulated: Vec<u64> = got.phases.iter().map(|s| s[p]).collect();
+        assert_eq!(simulated, model, "node {p}: cycles between sync steps");
+    }
     println!("4 compiled nodes, 960 cells, 2 iterations: {} edges, {} sync steps", got.cycles, got.syncs);
 }

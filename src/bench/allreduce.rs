@@ -158,23 +158,37 @@ pub struct Options {
 
 /// One hop at zero load (first header beat in to first out, the fastest of three, after the
 /// links' first frames) and one link's payload bytes a cycle (packets of `max_packet_bytes`
-/// streamed to the X+ neighbour, first header in to last beat out), on a fabric without the
-/// engine.
-pub fn fabric_rates(plain: &mut Torus<VerilatorDevice>, rc: &weft_ip::router::RouterConfig) -> Result<(u64, f64), Error> {
+/// streamed to the X+ neighbour, first header in to last beat out), between IntraNode ports
+/// `port` of nodes that carry no other traffic.
+pub fn fabric_rates(plain: &mut Torus<VerilatorDevice>, rc: &weft_ip::router::RouterConfig, port: usize) -> Result<(u64, f64), Error> {
     let next = rc.neighbour(0, Direction { dim: 0, plus: true });
     let mut hop_cycles = u64::MAX;
     for _ in 0..3 {
-        let one = plain.run(&traffic(Injection::One { src: (0, 0), dst: (next, 0), bytes: 16 }), 10_000)?.map_err(|s| Error::Check(format!("one hop: stuck at {s:?}")))?;
+        let one = plain.run(&traffic(Injection::One { src: (0, port), dst: (next, port), bytes: 16 }), 10_000)?.map_err(|s| Error::Check(format!("one hop: stuck at {s:?}")))?;
         let d = one.deliveries[0];
         hop_cycles = hop_cycles.min(d.head_out - d.head_in);
         plain.idle(200);
     }
     let (count, bytes) = (64, rc.max_packet_bytes);
-    let stream = plain.run(&traffic(Injection::Stream { src: (0, 0), dst: (next, 0), bytes, count, both_ways: false }), 10_000)?.map_err(|s| Error::Check(format!("stream: stuck at {s:?}")))?;
+    let stream = plain.run(&traffic(Injection::Stream { src: (0, port), dst: (next, port), bytes, count, both_ways: false }), 10_000)?.map_err(|s| Error::Check(format!("stream: stuck at {s:?}")))?;
     let first = stream.deliveries.iter().map(|d| d.head_in).min().unwrap();
     let end = stream.deliveries.iter().map(|d| d.tail_out).max().unwrap();
     let link_bytes_per_cycle = (count * bytes) as f64 / (end - first) as f64;
     Ok((hop_cycles, link_bytes_per_cycle))
+}
+
+/// One packet of `max_packet_bytes` to the X+ neighbour at zero load, first header beat in to
+/// last beat out, between IntraNode ports `port` (the fastest of three).
+pub fn packet_cycles(plain: &mut Torus<VerilatorDevice>, rc: &weft_ip::router::RouterConfig, port: usize) -> Result<u64, Error> {
+    let next = rc.neighbour(0, Direction { dim: 0, plus: true });
+    let mut best = u64::MAX;
+    for _ in 0..3 {
+        let one = plain.run(&traffic(Injection::One { src: (0, port), dst: (next, port), bytes: rc.max_packet_bytes }), 10_000)?.map_err(|s| Error::Check(format!("one packet: stuck at {s:?}")))?;
+        let d = one.deliveries[0];
+        best = best.min(d.tail_out - d.head_in);
+        plain.idle(200);
+    }
+    Ok(best)
 }
 
 /// `system`'s nodes with the engine on [`PORTS`] for elements of `ty`, generated and built in
@@ -255,7 +269,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     }
     // The fabric alone: one hop's latency, a link's bandwidth, and the baseline.
     let mut plain = verilate(system, &work.join("plain"), progress)?;
-    let (hop_cycles, link_bytes_per_cycle) = fabric_rates(&mut plain, &rc)?;
+    let (hop_cycles, link_bytes_per_cycle) = fabric_rates(&mut plain, &rc, 0)?;
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle (raw {})", 8 * lanes));
     let fabric = Fabric::of(&rc, hop_cycles, link_bytes_per_cycle);
     for p in points.iter_mut() {

@@ -91,7 +91,7 @@ pub fn run(system: &SystemConfig, lengths: &[usize], work: &Path, progress: &mut
     let ty = ElementType::F32;
     let (hop_cycles, link_bytes_per_cycle) = {
         let mut plain = verilate(system, &work.join("plain"), progress)?;
-        fabric_rates(&mut plain, &rc)?
+        fabric_rates(&mut plain, &rc, 0)?
     };
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle"));
     let fabric = Fabric::of(&rc, hop_cycles, link_bytes_per_cycle);

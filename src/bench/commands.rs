@@ -131,6 +131,17 @@ fn systems_or_default(configs: &[PathBuf]) -> Result<Vec<crate::system::SystemCo
     }
 }
 
+/// `weft bench airfoil --nodes`: Airfoil over tori of `nodes` nodes, the model and its
+/// projection; writes `airfoil_nodes.json` into `out`.
+pub fn airfoil_nodes(nodes: &[usize], out: &Path) -> Result<(), Error> {
+    let work = std::env::temp_dir().join(format!("weft-bench-airfoil-nodes-{}", std::process::id()));
+    let report = crate::bench::airfoil_nodes::run(nodes, Path::new("."), &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let report = report?;
+    print!("{}", crate::bench::airfoil_nodes::table(&report));
+    write_json(&out.join("airfoil_nodes.json"), &report)
+}
+
 /// `weft bench airfoil`: every mesh and pipeline count, the Verilator programs' model and the
 /// rms history against OP2; writes `airfoil.json` into `out`.
 pub fn airfoil(out: &Path) -> Result<(), Error> {

@@ -1,6 +1,7 @@
 //! Benchmarks that print figures and save them as JSON.
 
 pub mod airfoil;
+pub mod airfoil_nodes;
 pub mod allreduce;
 pub mod beff;
 pub mod check;

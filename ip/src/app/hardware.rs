@@ -47,6 +47,9 @@ pub struct Compiled {
 pub enum Cost {
     /// A fixed number of cycles (a loop run, or one sequencer step).
     Cycles(usize),
+    /// A sync step with its id: one cycle, the edge that takes `sync_done` (the wait before it
+    /// is not counted).
+    Sync(u32),
     /// A repeat: its count (an outermost repeat's count can be set when starting) and body.
     Repeat {
         /// Passes through the body, as the file gives it.
@@ -67,12 +70,42 @@ impl Compiled {
                 .iter()
                 .map(|c| match c {
                     Cost::Cycles(n) => *n,
+                    Cost::Sync(_) => 1,
                     // Its begin step, then per pass the body and the end step.
                     Cost::Repeat { count, outermost, body } => 1 + if *outermost { iterations.unwrap_or(*count) } else { *count } * (sum(body, iterations) + 1),
                 })
                 .sum()
         }
         sum(&self.costs, iterations)
+    }
+
+    /// The run cut at its sync steps, with the outermost repeats run `iterations` times: per
+    /// stretch, the cycles from the previous sync step's `sync_done` edge (or the edge that
+    /// takes `start`) up to the sync step, and that step's id (`None` for the last stretch, up
+    /// to `busy` falling). Without sync steps, one stretch of [`Compiled::cycles_with`].
+    pub fn phases(&self, iterations: Option<usize>) -> Vec<(usize, Option<u32>)> {
+        fn walk(costs: &[Cost], iterations: Option<usize>, open: &mut usize, out: &mut Vec<(usize, Option<u32>)>) {
+            for c in costs {
+                match c {
+                    Cost::Cycles(n) => *open += n,
+                    Cost::Sync(id) => {
+                        out.push((*open, Some(*id)));
+                        *open = 1;
+                    }
+                    Cost::Repeat { count, outermost, body } => {
+                        *open += 1;
+                        for _ in 0..if *outermost { iterations.unwrap_or(*count) } else { *count } {
+                            walk(body, iterations, open, out);
+                            *open += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let (mut open, mut out) = (0, vec![]);
+        walk(&self.costs, iterations, &mut open, &mut out);
+        out.push((open, None));
+        out
     }
 }
 

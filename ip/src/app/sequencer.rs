@@ -315,7 +315,8 @@ fn model(micro: &[Micro], i: &mut usize, repeats: &[Repeat], loops: &[(String, u
         *i += 1;
         match m {
             Micro::Loop(name) => costs.push(Cost::Cycles(loops.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c))),
-            Micro::Assign(..) | Micro::Print(..) | Micro::Sync(_) => costs.push(Cost::Cycles(1)),
+            Micro::Assign(..) | Micro::Print(..) => costs.push(Cost::Cycles(1)),
+            Micro::Sync(id) => costs.push(Cost::Sync(*id)),
             Micro::Begin(r) => {
                 let body = model(micro, i, repeats, loops);
                 costs.push(Cost::Repeat { count: repeats[*r].count, outermost: repeats[*r].outermost, body });

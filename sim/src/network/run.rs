@@ -224,9 +224,9 @@ impl<D: Device> Torus<D> {
             let active = self.next_instant();
             let mut readies = vec![false; nodes * ports];
             for n in (0..nodes).filter(|&n| active[n]) {
-                for p in 0..ports {
+                for k in 0..self.local[n].len() {
+                    let (p, dev, h) = self.local[n][k];
                     let i = n * ports + p;
-                    let (_, dev, h) = self.local[n][p];
                     let src = &mut sources[i];
                     if !src.offered && !src.queue.is_empty() && !held.contains(&n) && rng.chance(traffic.valid_percent) {
                         src.offered = true;
@@ -260,9 +260,9 @@ impl<D: Device> Torus<D> {
             }
             let mut ejected = 0u32;
             for n in (0..nodes).filter(|&n| active[n]) {
-                for p in 0..ports {
+                for k in 0..self.local[n].len() {
+                    let (p, dev, h) = self.local[n][k];
                     let i = n * ports + p;
-                    let (_, dev, h) = self.local[n][p];
                     let src = &mut sources[i];
                     if src.offered && self.devices[dev].get(h.s_tready)[0] & 1 == 1 {
                         let pk = src.queue.front().unwrap();

@@ -41,6 +41,9 @@ pub struct NodesRun<T> {
     pub cycles: u64,
     /// Sync steps every node passed.
     pub syncs: usize,
+    /// The run cut at its sync steps as [`Compiled::phases`] cuts it: per stretch, each node's
+    /// clock edges (the last stretch up to `busy` falling).
+    pub phases: Vec<Vec<u64>>,
 }
 
 /// Builds every node of `partition`: `load` binds the application to a node's mesh, the program
@@ -55,24 +58,40 @@ pub fn nodes<T: Element, S: LoopPorts>(
     load: &dyn Fn(&MeshData) -> Result<Application<T>, Error>,
     sim: &dyn Fn(&Compiled) -> S,
 ) -> Result<Vec<Node<T, S>>, Error> {
-    let loops = app.loop_args();
-    let reduces = |args: &[Arg]| !reductions(app, args).is_empty();
-    let refreshes = |args: &[Arg]| !refreshed(app, args).is_empty();
     let mut out = vec![];
     for p in 0..partition.parts {
-        let share = local(app, mesh, partition, halo, p)?;
-        let node_app = load(&share.mesh)?;
-        let plan = NodeShare {
-            extents: share.extents.clone(),
-            sync_before: loops.iter().filter(|l| reduces(l.2)).map(|l| l.0.to_string()).collect(),
-            sync_after: loops.iter().filter(|l| reduces(l.2) || refreshes(l.2)).map(|l| l.0.to_string()).collect(),
-        };
-        let compiled = compile_program_share(&node_app, stages, 1, &plan)?;
+        let (share, node_app, compiled) = compile_node(app, mesh, partition, halo, stages, load, p)?;
         let mut s = sim(&compiled);
         Host { app: &node_app, plan: &compiled.plan, name: "" }.load_program(&mut s, &compiled.loops);
         out.push(Node { share, app: node_app, compiled, sim: s });
     }
     Ok(out)
+}
+
+/// Node `p` of `partition`: its share, the application bound to its mesh (`load`), and its
+/// program compiled with `stages` and one pipeline, waiting for its host before every loop that
+/// reduces a global and after every loop that reduces or writes a dat read across a boundary.
+pub fn compile_node<T: Element>(
+    app: &Application<T>,
+    mesh: &MeshData,
+    partition: &Partition,
+    halo: &Halo,
+    stages: &Stages,
+    load: &dyn Fn(&MeshData) -> Result<Application<T>, Error>,
+    p: usize,
+) -> Result<(Local, Application<T>, Compiled), Error> {
+    let loops = app.loop_args();
+    let reduces = |args: &[Arg]| !reductions(app, args).is_empty();
+    let refreshes = |args: &[Arg]| !refreshed(app, args).is_empty();
+    let share = local(app, mesh, partition, halo, p)?;
+    let node_app = load(&share.mesh)?;
+    let plan = NodeShare {
+        extents: share.extents.clone(),
+        sync_before: loops.iter().filter(|l| reduces(l.2)).map(|l| l.0.to_string()).collect(),
+        sync_after: loops.iter().filter(|l| reduces(l.2) || refreshes(l.2)).map(|l| l.0.to_string()).collect(),
+    };
+    let compiled = compile_program_share(&node_app, stages, 1, &plan)?;
+    Ok((share, node_app, compiled))
 }
 
 /// Runs the program on `nodes` for `iterations` outermost iterations (`app` is the whole
@@ -98,6 +117,8 @@ pub fn run_nodes<T: Element, S: LoopPorts>(
         n.sim.set("start", &zero);
     }
     let mut cycles = vec![1u64; nodes.len()];
+    let mut phase = vec![1u64; nodes.len()];
+    let mut phases = vec![];
     let mut saved: BTreeMap<String, Vec<T>> = BTreeMap::new();
     let mut syncs = 0;
     loop {
@@ -106,11 +127,13 @@ pub fn run_nodes<T: Element, S: LoopPorts>(
             while n.sim.get("busy") == one && n.sim.get("sync") == zero {
                 n.sim.edge();
                 cycles[p] += 1;
+                phase[p] += 1;
                 if cycles[p] > limit {
                     return Err(Error::Mismatch(format!("node {p} neither finished nor reached a sync step in {limit} edges")));
                 }
             }
         }
+        phases.push(std::mem::replace(&mut phase, vec![1; nodes.len()]));
         let busy: Vec<bool> = nodes.iter_mut().map(|n| n.sim.get("busy") == one).collect();
         if busy.iter().all(|b| !b) {
             break;
@@ -175,7 +198,7 @@ pub fn run_nodes<T: Element, S: LoopPorts>(
             out
         })
         .collect();
-    Ok(NodesRun { parts: Parts { values }, cycles: cycles.into_iter().max().unwrap_or(0), syncs })
+    Ok(NodesRun { parts: Parts { values }, cycles: cycles.into_iter().max().unwrap_or(0), syncs, phases })
 }
 
 /// Dat `name` as node `n` holds it, in global numbering (NaN where it holds nothing).

@@ -222,13 +222,13 @@ pub(super) fn dat_of(a: &Arg) -> Option<super::super::program::DatId> {
 }
 
 /// The globals a loop with `args` reduces, by name, with the kind of reduction.
-pub(super) fn reductions<T: Element>(app: &Application<T>, args: &[Arg]) -> Vec<(String, Access)> {
+pub fn reductions<T: Element>(app: &Application<T>, args: &[Arg]) -> Vec<(String, Access)> {
     args.iter().filter_map(|a| if let Arg::Global(g, acc) = *a { (acc != Access::Read).then(|| (app.global_name(g).to_string(), acc)) } else { None }).collect()
 }
 
 /// The dats a loop with `args` writes that some loop reads remotely: after it, their import
 /// halos are refreshed.
-pub(super) fn refreshed<T: Element>(app: &Application<T>, args: &[Arg]) -> Vec<String> {
+pub fn refreshed<T: Element>(app: &Application<T>, args: &[Arg]) -> Vec<String> {
     let loops = app.loop_args();
     args.iter().filter(|a| a.access().writes()).filter_map(dat_of).filter(|d| Halo::read_remotely(&loops, *d)).map(|d| app.app.dat_info(d).0.to_string()).collect()
 }

@@ -9,8 +9,10 @@ use crate::Error;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+mod airfoil;
+
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 16] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 18] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -20,10 +22,12 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 16] = [
     ("beff", beff),
     ("allreduce", allreduce),
     ("collectives", collectives),
-    ("airfoil", airfoil),
-    ("airfoil-projection", airfoil_projection),
-    ("airfoil-programs", airfoil_programs),
-    ("airfoil-rms", airfoil_rms),
+    ("airfoil", airfoil::meshes),
+    ("airfoil-projection", airfoil::projection),
+    ("airfoil-programs", airfoil::programs),
+    ("airfoil-rms", airfoil::rms),
+    ("airfoil-nodes", airfoil::nodes),
+    ("airfoil-nodes-projection", airfoil::nodes_projection),
     ("dg", dg),
     ("numeric", numeric),
     ("numeric-compare", numeric_compare),
@@ -297,83 +301,6 @@ fn collectives(src: &Sources) -> Result<String, Error> {
         );
         table(&caption, &["collective", "elements per node", "cycles", "µs", "MB/s", "bound", "cycles / bound"], body)
     })
-}
-
-fn airfoil(src: &Sources) -> Result<String, Error> {
-    let j = load(&src.bench, "airfoil.json")?;
-    let body = rows(&j["meshes"])
-        .iter()
-        .map(|m| {
-            vec![
-                int(&m["cells"]),
-                int(&m["pipelines"]),
-                if m["iteration_simulated"].is_null() { "–".into() } else { int(&m["iteration_simulated"]) },
-                int(&m["iteration_cycles"]),
-                int(&m["iteration_seed_model"]),
-                fixed(f(&m["on_chip_bytes"]) / 1e6, 2),
-            ]
-        })
-        .collect();
-    Ok(table(
-        &format!(
-            "Cycles of one Airfoil iteration ({}; NACA0012 meshes), compiled from examples/apps/airfoil.app. `weft bench airfoil` (bench/airfoil.json). Simulated: the compiled hardware in the built-in simulator; compiler's model: `Compiled::cycles_with`, from the schedules; seed 002's form: per loop, elements / pipelines + the pipeline's fill.",
-            j["precision"].as_str().unwrap_or("")
-        ),
-        &["cells", "pipelines", "simulated", "compiler's model", "seed 002's form", "on chip (MB)"],
-        body,
-    ))
-}
-
-fn airfoil_projection(src: &Sources) -> Result<String, Error> {
-    let j = load(&src.bench, "airfoil.json")?;
-    let mut body: Vec<Vec<String>> = rows(&j["projection"])
-        .iter()
-        .map(|p| vec![format!("weft, {} pipeline(s) at {} MHz (a stated clock, not a measured Fmax)", int(&p["pipelines"]), f(&p["clock_mhz"])), fixed(f(&p["seconds_1000_iterations"]), 2)])
-        .collect();
-    for o in rows(&j["op2_seconds"]) {
-        body.push(vec![format!("{} (published)", o[0].as_str().unwrap_or("")), fixed(f(&o[1]), 2)]);
-    }
-    Ok(table(
-        "1,000 iterations on the 720,000-cell mesh, seconds: the compiler's model at a stated clock beside OP2's published figures. `weft bench airfoil` (bench/airfoil.json).",
-        &["what", "seconds"],
-        body,
-    ))
-}
-
-fn airfoil_programs(src: &Sources) -> Result<String, Error> {
-    let j = load(&src.bench, "airfoil.json")?;
-    let body = rows(&j["programs"])
-        .iter()
-        .map(|p| vec![int(&p["cells"]), p["precision"].as_str().unwrap_or("?").to_string(), int(&p["pipelines"]), int(&p["cycles_10_iterations"]), format!("`{}`", p["test"].as_str().unwrap_or("?"))])
-        .collect();
-    Ok(table(
-        "Airfoil's whole program, 10 iterations each started alone: cycles by the compiler's model (`Compiled::cycles_with`); the named test of `tests/app_program_cosim.rs` runs it in Verilator, compares q, qold, adt, res and rms after every iteration with the hardware-order reference, and asserts every iteration's cycles equal the model's (the first in the default suite, the others with `-- --ignored`). `weft bench airfoil` (bench/airfoil.json).",
-        &["cells", "precision", "pipelines", "cycles (10 iterations)", "Verilator test"],
-        body,
-    ))
-}
-
-fn airfoil_rms(src: &Sources) -> Result<String, Error> {
-    let j = load(&src.bench, "airfoil.json")?;
-    let runs = rows(&j["rms"]);
-    let mut header = vec!["order".to_string(), "precision".to_string()];
-    header.extend(runs.first().map_or(&[][..], |r| rows(&r["printed"])).iter().map(|p| int(&p[0])));
-    header.push("% from OP2 at 1000".into());
-    let body = runs
-        .iter()
-        .map(|r| {
-            let mut row = vec![r["order"].as_str().unwrap_or("?").to_string(), r["precision"].as_str().unwrap_or("?").to_string()];
-            row.extend(rows(&r["printed"]).iter().map(|p| format!("{:.5e}", f(&p[1]))));
-            row.push(format!("{:+.1e}", f(&r["percent_from_op2"])));
-            row
-        })
-        .collect();
-    let header: Vec<&str> = header.iter().map(|h| h.as_str()).collect();
-    Ok(table(
-        "Airfoil on OP2's 720,000-cell mesh: rms every 100 iterations, and the distance from OP2's published 1.060114637578e-4 at iteration 1000 (OP2's own pass criterion: 1e-5 %). `weft bench airfoil` (bench/airfoil.json); `cargo test --release -p weft-ip --test airfoil_op2` holds the binary64 runs to the criterion.",
-        &header,
-        body,
-    ))
 }
 
 fn dg(src: &Sources) -> Result<String, Error> {
