@@ -17,6 +17,7 @@ pub mod dg;
 pub mod fp;
 pub mod kernels;
 pub mod link;
+pub mod midg;
 pub mod regmap;
 pub mod router;
 pub mod selftest;

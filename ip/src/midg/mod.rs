@@ -1,0 +1,16 @@
+//! MIDG2 — Warburton's nodal discontinuous Galerkin solver for Maxwell's equations on
+//! tetrahedra (seed 000) — in weft: the reference element's nodes and operators
+//! ([`nodes`], [`operators`]) built from first principles in binary64, tetrahedral meshes and
+//! their connectivity ([`mesh`], [`readers`]), and each element's geometry and face maps
+//! ([`geometry`]).
+
+pub mod geometry;
+pub mod jacobi;
+pub mod mesh;
+pub mod nodes;
+pub mod operators;
+pub mod readers;
+
+pub use geometry::Geometry;
+pub use mesh::{Connectivity, TetMesh};
+pub use operators::Operators;
