@@ -138,6 +138,17 @@ pub enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// MIDG2's software model on the unit-cube cavity to t = 0.75 at orders 1-4 on meshes of 2³ to
+    /// 16³ sub-cubes, binary64 and binary32: errors against the exact solution and observed
+    /// orders; prints a table, writes midg.json
+    Midg {
+        /// Orders to run (comma-separated; 1,2,3,4 when not given)
+        #[arg(long, value_delimiter = ',')]
+        orders: Vec<usize>,
+        /// Output folder for midg.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// Seed 000's DG halo exchange on torus_2x2x2 in Verilator on the generated nodes and kernels:
     /// halo bytes and exchange time per step, every step checked bit for bit against the software
     /// model, beside the thesis's IO-channel and MPI+PCIe bandwidths; prints a table, writes dg.json
@@ -193,6 +204,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Collectives { config, lengths, out }), _) => crate::bench::commands::collectives(&config, &lengths, &out),
         (Some(Bench::Airfoil { nodes, out }), _) if nodes.is_empty() => crate::bench::commands::airfoil(&out),
         (Some(Bench::Airfoil { nodes, out }), _) => crate::bench::commands::airfoil_nodes(&nodes, &out),
+        (Some(Bench::Midg { orders, out }), _) => crate::bench::commands::midg(&orders, &out),
         (Some(Bench::Dg { cells, steps, ber, out }), _) => crate::bench::commands::dg(&cells, steps, ber, &out),
         (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
     }

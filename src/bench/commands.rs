@@ -152,6 +152,18 @@ pub fn airfoil(out: &Path) -> Result<(), Error> {
     write_json(&out.join("airfoil.json"), &report)
 }
 
+/// `weft bench midg`: MIDG2's cavity at each of `orders` (all when empty) on its meshes in both
+/// precisions; writes `midg.json` into `out`.
+pub fn midg(orders: &[usize], out: &Path) -> Result<(), Error> {
+    if let Some(bad) = orders.iter().find(|n| !(1..=4).contains(*n)) {
+        return Err(Error::Input(format!("--orders {bad}: allowed range is 1 ..= 4")));
+    }
+    let orders = if orders.is_empty() { vec![1, 2, 3, 4] } else { orders.to_vec() };
+    let report = crate::bench::midg::run(&orders, &mut |line| eprintln!("{line}"))?;
+    print!("{}", crate::bench::midg::table(&report));
+    write_json(&out.join("midg.json"), &report)
+}
+
 /// `weft bench dg`: the DG halo exchange on the shipped `torus_2x2x2`, one run per mesh of `cells`
 /// (default [`CELLS`](crate::bench::dg::CELLS)), `steps` time steps each, bit error rate `ber`;
 /// writes `dg.json` into `out`.

@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod commands;
 pub mod dg;
 pub mod link;
+pub mod midg;
 pub mod net;
 pub mod numeric;
 pub mod numeric_compare;

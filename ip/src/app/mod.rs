@@ -15,6 +15,7 @@
 
 mod accumulate;
 mod datapath;
+pub mod dense;
 pub mod graph;
 pub mod hardware;
 pub mod host;

@@ -10,6 +10,7 @@ pub mod mesh;
 pub mod nodes;
 pub mod operators;
 pub mod readers;
+pub mod solver;
 
 pub use geometry::Geometry;
 pub use mesh::{Connectivity, TetMesh};

@@ -10,9 +10,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 mod airfoil;
+mod midg;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 18] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 19] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -29,6 +30,7 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 18] = [
     ("airfoil-nodes", airfoil::nodes),
     ("airfoil-nodes-projection", airfoil::nodes_projection),
     ("dg", dg),
+    ("midg-convergence", midg::convergence),
     ("numeric", numeric),
     ("numeric-compare", numeric_compare),
 ];
