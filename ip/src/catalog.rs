@@ -10,6 +10,7 @@ pub fn shipped() -> Vec<Shipped> {
     all.extend(crate::axil::shipped());
     all.extend(crate::fp::shipped());
     all.extend(crate::kernels::shipped());
+    all.extend(crate::midg::shipped::shipped());
     all.extend(crate::selftest::shipped());
     all.extend(crate::system::allreduce::shipped());
     all.sort_by_key(|a| a.relative_path());

@@ -10,6 +10,7 @@ pub mod mesh;
 pub mod nodes;
 pub mod operators;
 pub mod readers;
+pub mod shipped;
 pub mod solver;
 
 pub use geometry::Geometry;
