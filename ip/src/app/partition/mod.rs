@@ -17,11 +17,13 @@
 //!   because it needs one exchange direction (owner to reader) and no second summation order:
 //!   each owned value is computed on one node, in that node's order.
 
+pub mod engine;
 pub mod halo;
 pub mod local;
 pub mod nodes;
 pub mod run;
 pub mod split;
+pub mod tables;
 
 use super::program::{App, Arg, DatId, SetId};
 use crate::Error;
