@@ -141,3 +141,93 @@ fn compiled_airfoil_nodes_over_torus_4x2x1_are_the_partitioned_reference() {
         got.cycles, got.syncs, traffic.refreshes, traffic.packets, traffic.refresh_cycles, traffic.reductions, traffic.reduction_cycles
     );
 }
+
+/// No host at the halo refreshes: each node's compiled Airfoil program (built-in simulator) with
+/// its halo engine beside IntraNode port 2 of the generated node (Verilator, one model per node)
+/// of `system`; the engines send and place the halos through the routers and links, the host only
+/// combines the rms through the collective engine. Bit errors on every cable and one cable
+/// pulled for 10⁴ cycles; every node's owned values and the rms equal the partitioned reference
+/// in the nodes' compiled order bit for bit, and no data packet reached a node outside a refresh
+/// step.
+fn engines_over(mut system: weft::system::SystemConfig, grid: (usize, usize), iterations: u32) {
+    use weft::ip::app::partition::engines::{engine_nodes, run_engines};
+    use weft::ip::app::partition::run::run_in;
+    use weft::ip::weft_hdl::float::{FloatFormat, FloatOperator};
+    use weft::ip::weft_hdl::pipeline::Stages;
+    system.node.router.local_ports = 3;
+    let rc = system.node.router.clone();
+    let mesh = naca0012(grid.0, grid.1).unwrap().data();
+    let load = |m: &weft::ip::app::MeshData| Application::<f64>::load("airfoil.app", AIRFOIL, m);
+    let app = load(&mesh).unwrap();
+    let loops = app.loop_args();
+    let cells = app.set_id("cells").unwrap();
+    let p = partition(&app.app, &loops, cells, rc.nodes(), Method::Metis).unwrap();
+    let h = Halo::build(&app.app, &loops, &p);
+    drop(loops);
+    let stages = Stages::balanced(FloatFormat::BINARY64);
+    let mut nodes = engine_nodes(&app, &mesh, &p, &h, &stages, &rc, &load).unwrap();
+    let orders: Vec<_> = nodes.iter().map(|n| n.share.global_orders(&app, &n.compiled.plan.schedules)).collect();
+    let mut reference = load(&mesh).unwrap();
+    reference.app.set_interleave(Some(stages.of(FloatOperator::Add)));
+    let want = run_in(&mut reference, &p, &h, &mut InMemory { config: &rc }, Some(&orders), Some(iterations as usize), &mut |_, _| {}).unwrap();
+
+    let work = std::env::temp_dir().join(format!("weft-test-mesh-engines-{}-{}", system.name, std::process::id()));
+    let mut torus = weft::bench::allreduce::engine_torus(&system, ElementType::F64, &work, &mut |line| eprintln!("{line}")).unwrap();
+    torus.set_bit_error_rate(2e-6);
+    let mut fabric = TorusFabric::new(&mut torus, weft::bench::allreduce::PORTS, 2, 2_000_000);
+    fabric.cut_cycles = Some((1, Direction { dim: 0, plus: true }, 2_000, 10_000));
+    let run = run_engines(&app, &mut nodes, &mut fabric, iterations, 5_000_000).unwrap();
+    let traffic = fabric.traffic.clone();
+    let flipped = torus.flipped_bits();
+    let _ = std::fs::remove_dir_all(&work);
+    for dat in ["p_q", "p_qold", "p_adt", "p_res"] {
+        let (_, set, dim) = app.app.dat_info(app.dat_id(dat).unwrap());
+        let w = want.assembled(&app, &p, dat).unwrap();
+        for (q, n) in nodes.iter_mut().enumerate() {
+            let values = weft::ip::app::host::Host { app: &n.app, plan: &n.compiled.plan, name: "" }.read(&mut n.program, dat);
+            for (l, &e) in n.share.globals[set.index()].iter().enumerate() {
+                if p.owner[set.index()][e as usize] as usize == q {
+                    for c in 0..dim {
+                        assert_eq!(values[l * dim + c].to_bits(), w[e as usize * dim + c].to_bits(), "{}: node {q}, {dat}[{e}]", system.name);
+                    }
+                }
+            }
+        }
+    }
+    let rms = {
+        let n = &mut nodes[0];
+        weft::ip::app::host::Host { app: &n.app, plan: &n.compiled.plan, name: "" }.read_global(&mut n.program, "rms")[0]
+    };
+    assert_eq!(rms.to_bits(), reference.global("rms").unwrap()[0].to_bits(), "{}: rms", system.name);
+    assert!(run.unexpected.iter().all(|&u| u == 0), "{}: data packets outside a refresh step {:?}", system.name, run.unexpected);
+    assert!(flipped > 0, "no bit was flipped");
+    eprintln!(
+        "{}: {} cells, {iterations} iterations with halo engines: {} cycles, {} packets ({} tokens), {} reductions, {flipped} bits flipped, a cable pulled for 10,000 cycles",
+        system.name,
+        app.app.set_size(cells),
+        run.cycles,
+        run.packets,
+        run.tokens,
+        traffic.reductions
+    );
+}
+
+#[test]
+fn airfoil_with_halo_engines_over_torus_4x2x1_is_the_partitioned_reference() {
+    engines_over(weft::system::shipped()[0].clone(), (16, 20), 2);
+}
+
+#[test]
+fn airfoil_with_halo_engines_over_torus_2x2x2_is_the_partitioned_reference() {
+    engines_over(weft::system::shipped()[1].clone(), (16, 20), 2);
+}
+
+/// The same on 4,500 cells for 5 iterations on both tori and the 520N ring (minutes each):
+/// `cargo test --release --test mesh_app_torus -- --ignored`.
+#[test]
+#[ignore]
+fn airfoil_with_halo_engines_on_4500_cells_for_5_iterations() {
+    engines_over(weft::system::shipped()[0].clone(), (30, 50), 5);
+    engines_over(weft::system::shipped()[1].clone(), (30, 50), 5);
+    engines_over(weft::system::load(std::path::Path::new("examples/ring_520n.toml")).unwrap(), (30, 50), 5);
+}

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use weft_ip::app::partition::engines::{Cycle, Network};
 use weft_ip::app::partition::halo::Halo;
 use weft_ip::app::partition::run::{engine_operands, Fabric};
 use weft_ip::app::partition::Partition;
@@ -53,6 +54,11 @@ pub struct TorusFabric<'t, D: Device> {
     /// A cable to pull during the refresh number `.3` (from 0): leaving node `.0` toward `.1`,
     /// for `.2` cycles from the refresh's start.
     pub cut: Option<(usize, Direction, u64, usize)>,
+    /// For halo engines beside the nodes ([`Network`]): a cable to pull, leaving node `.0`
+    /// toward `.1`, from network cycle `.2` for `.3` cycles.
+    pub cut_cycles: Option<(usize, Direction, u64, u64)>,
+    /// Network cycles run so far.
+    pub network_cycles: u64,
     /// What the run has sent so far.
     pub traffic: MeshTraffic,
     tags: Vec<String>,
@@ -61,7 +67,7 @@ pub struct TorusFabric<'t, D: Device> {
 impl<'t, D: Device> TorusFabric<'t, D> {
     /// The fabric of `torus`, the engine on `engine`, halo packets on `port`.
     pub fn new(torus: &'t mut Torus<D>, engine: [usize; 2], port: usize, limit: u64) -> TorusFabric<'t, D> {
-        TorusFabric { torus, engine, port, limit, cut: None, traffic: MeshTraffic::default(), tags: vec![] }
+        TorusFabric { torus, engine, port, limit, cut: None, cut_cycles: None, network_cycles: 0, traffic: MeshTraffic::default(), tags: vec![] }
     }
 }
 
@@ -149,5 +155,20 @@ impl<D: Device, T: Element> Fabric<T> for TorusFabric<'_, D> {
             }
         }
         Ok(())
+    }
+}
+
+/// The torus as the halo engines' network: their packets enter and leave at IntraNode port
+/// `port` of the generated nodes, beat by beat.
+impl<D: Device> Network for TorusFabric<'_, D> {
+    fn cycle(&mut self, offer: &[Option<(u128, bool)>], ready: &[bool]) -> Result<Cycle, weft_ip::Error> {
+        if let Some((node, d, from, cycles)) = self.cut_cycles {
+            if self.network_cycles == from || self.network_cycles == from + cycles {
+                self.torus.cut(node, d, self.network_cycles == from);
+            }
+        }
+        self.network_cycles += 1;
+        let s = self.torus.step_port(self.port, offer, ready).map_err(|e| weft_ip::Error::Config(format!("halo engines' network: {e}")))?;
+        Ok(Cycle { taken: s.taken, delivered: s.delivered, active: s.active })
     }
 }

@@ -18,6 +18,7 @@ pub mod halo;
 pub mod mesh_app;
 mod ports;
 mod run;
+mod step;
 mod traffic;
 
 use crate::Error;
@@ -38,6 +39,7 @@ pub use allreduce::{AllreduceRun, Batch};
 pub use exchange::{Exchanged, Message, Received};
 pub use faults::{route_nodes, Restart};
 pub use run::{Delivery, NetRun, Stuck};
+pub use step::Stepped;
 pub use traffic::{Injection, Packet, Pattern, Traffic};
 
 fn bits(v: &Value, lo: usize, width: usize) -> u128 {

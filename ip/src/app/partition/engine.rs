@@ -344,5 +344,7 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     d.counter("halo_tokens_received", token);
     d.counter("halo_packets_sent", at(4) & fire);
     d.counter("halo_elements_received", element_ends);
+    // A data packet for a node not at a refresh step: the token protocol rules it out.
+    d.counter("halo_unexpected", header_now & !token & at(0));
     Ok(d.finish())
 }

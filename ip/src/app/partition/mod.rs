@@ -18,6 +18,7 @@
 //!   each owned value is computed on one node, in that node's order.
 
 pub mod engine;
+pub mod engines;
 pub mod halo;
 pub mod local;
 pub mod nodes;
