@@ -17,20 +17,30 @@ use weft::sim::network::mesh_app::TorusFabric;
 
 const AIRFOIL: &str = include_str!("../examples/apps/airfoil.app");
 
-fn airfoil_on(mut system: weft::system::SystemConfig) {
-    // Ports 0 and 1 for the collective engine, port 2 for the hosts' halo packets.
-    system.node.router.local_ports = 3;
-    let rc = system.node.router.clone();
-    let mesh = naca0012(30, 50).unwrap().data();
-    let load = || Application::<f64>::load("airfoil.app", AIRFOIL, &mesh).unwrap();
-    let app = load();
+fn load(m: &weft::ip::app::MeshData) -> Result<Application<f64>, weft::ip::Error> {
+    Application::<f64>::load("airfoil.app", AIRFOIL, m)
+}
+
+/// Airfoil on the NACA0012 `grid` split by METIS over `rc`'s nodes: the mesh, the application,
+/// the partition and its halos.
+fn split(rc: &weft::ip::router::RouterConfig, grid: (usize, usize)) -> (weft::ip::app::MeshData, Application<f64>, weft::ip::app::partition::Partition, Halo) {
+    let mesh = naca0012(grid.0, grid.1).unwrap().data();
+    let app = load(&mesh).unwrap();
     let loops = app.loop_args();
     let cells = app.set_id("cells").unwrap();
     let p = partition(&app.app, &loops, cells, rc.nodes(), Method::Metis).unwrap();
     let h = Halo::build(&app.app, &loops, &p);
     drop(loops);
+    (mesh, app, p, h)
+}
+
+fn airfoil_on(mut system: weft::system::SystemConfig) {
+    // Ports 0 and 1 for the collective engine, port 2 for the hosts' halo packets.
+    system.node.router.local_ports = 3;
+    let rc = system.node.router.clone();
+    let (mesh, mut reference, p, h) = split(&rc, (30, 50));
+    let load = || load(&mesh).unwrap();
     let iterations = Some(5);
-    let mut reference = load();
     let want = run(&mut reference, &p, &h, &mut InMemory { config: &rc }, iterations, &mut |_, _| {}).unwrap();
 
     let work = std::env::temp_dir().join(format!("weft-test-mesh-app-{}-{}", system.name, std::process::id()));
@@ -94,14 +104,7 @@ fn compiled_airfoil_nodes_over_torus_4x2x1_are_the_partitioned_reference() {
     let mut system = weft::system::shipped()[0].clone();
     system.node.router.local_ports = 3;
     let rc = system.node.router.clone();
-    let mesh = naca0012(30, 50).unwrap().data();
-    let load = |m: &weft::ip::app::MeshData| Application::<f64>::load("airfoil.app", AIRFOIL, m);
-    let app = load(&mesh).unwrap();
-    let loops = app.loop_args();
-    let cells = app.set_id("cells").unwrap();
-    let p = partition(&app.app, &loops, cells, rc.nodes(), Method::Metis).unwrap();
-    let h = Halo::build(&app.app, &loops, &p);
-    drop(loops);
+    let (mesh, app, p, h) = split(&rc, (30, 50));
     let stages = Stages::balanced(FloatFormat::BINARY64);
     let mut built = nodes(&app, &mesh, &p, &h, &stages, &load, &|c| {
         let mut e = Evaluator::new(c.net.clone());
@@ -156,14 +159,7 @@ fn engines_over(mut system: weft::system::SystemConfig, grid: (usize, usize), it
     use weft::ip::weft_hdl::pipeline::Stages;
     system.node.router.local_ports = 3;
     let rc = system.node.router.clone();
-    let mesh = naca0012(grid.0, grid.1).unwrap().data();
-    let load = |m: &weft::ip::app::MeshData| Application::<f64>::load("airfoil.app", AIRFOIL, m);
-    let app = load(&mesh).unwrap();
-    let loops = app.loop_args();
-    let cells = app.set_id("cells").unwrap();
-    let p = partition(&app.app, &loops, cells, rc.nodes(), Method::Metis).unwrap();
-    let h = Halo::build(&app.app, &loops, &p);
-    drop(loops);
+    let (mesh, app, p, h) = split(&rc, grid);
     let stages = Stages::balanced(FloatFormat::BINARY64);
     let mut nodes = engine_nodes(&app, &mesh, &p, &h, &stages, &rc, &load).unwrap();
     let orders: Vec<_> = nodes.iter().map(|n| n.share.global_orders(&app, &n.compiled.plan.schedules)).collect();
@@ -204,7 +200,7 @@ fn engines_over(mut system: weft::system::SystemConfig, grid: (usize, usize), it
     eprintln!(
         "{}: {} cells, {iterations} iterations with halo engines: {} cycles, {} packets ({} tokens), {} reductions, {flipped} bits flipped, a cable pulled for 10,000 cycles",
         system.name,
-        app.app.set_size(cells),
+        app.app.set_size(app.set_id("cells").unwrap()),
         run.cycles,
         run.packets,
         run.tokens,
