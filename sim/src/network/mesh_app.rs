@@ -55,10 +55,11 @@ pub struct TorusFabric<'t, D: Device> {
     /// for `.2` cycles from the refresh's start.
     pub cut: Option<(usize, Direction, u64, usize)>,
     /// For halo engines beside the nodes ([`Network`]): a cable to pull, leaving node `.0`
-    /// toward `.1`, from network cycle `.2` for `.3` cycles.
+    /// toward `.1`, from torus cycle `.2` (counted from the first network cycle) for `.3`
+    /// cycles — through the reductions' cycles too.
     pub cut_cycles: Option<(usize, Direction, u64, u64)>,
-    /// Network cycles run so far.
-    pub network_cycles: u64,
+    /// The torus cycle of the first network cycle.
+    pub network_start: Option<u64>,
     /// What the run has sent so far.
     pub traffic: MeshTraffic,
     tags: Vec<String>,
@@ -67,7 +68,7 @@ pub struct TorusFabric<'t, D: Device> {
 impl<'t, D: Device> TorusFabric<'t, D> {
     /// The fabric of `torus`, the engine on `engine`, halo packets on `port`.
     pub fn new(torus: &'t mut Torus<D>, engine: [usize; 2], port: usize, limit: u64) -> TorusFabric<'t, D> {
-        TorusFabric { torus, engine, port, limit, cut: None, cut_cycles: None, network_cycles: 0, traffic: MeshTraffic::default(), tags: vec![] }
+        TorusFabric { torus, engine, port, limit, cut: None, cut_cycles: None, network_start: None, traffic: MeshTraffic::default(), tags: vec![] }
     }
 }
 
@@ -83,13 +84,18 @@ fn words<T: Element>(x: T) -> Vec<u32> {
 impl<D: Device, T: Element> Fabric<T> for TorusFabric<'_, D> {
     fn combine(&mut self, acc: Access, parts: &[Vec<T>]) -> Result<Vec<T>, weft_ip::Error> {
         let (ty, op, inputs) = engine_operands(acc, parts);
-        let run = self.torus.collective(Collective::Allreduce, self.engine, ty, op, &inputs, 256, None, self.limit).map_err(|e| weft_ip::Error::Config(format!("reduction: {e}")))?;
-        if run.results.iter().any(|r| *r != run.results[0]) {
+        let (cut, start) = (self.cut_cycles, self.network_start);
+        let run = self
+            .torus
+            .collectives(Collective::Allreduce, self.engine, ty, op, &[inputs], 256, None, self.limit, &mut |t| pull(t, cut, start))
+            .map_err(|e| weft_ip::Error::Config(format!("reduction: {e}")))?;
+        let results = run.results.into_iter().next().unwrap_or_default();
+        if results.iter().any(|r| *r != results[0]) {
             return Err(weft_ip::Error::Config("reduction: the nodes received different results".into()));
         }
         self.traffic.reductions += 1;
         self.traffic.reduction_cycles += run.cycles;
-        Ok(run.results[0].iter().map(|b| T::from_lane(*b as u64)).collect())
+        Ok(results[0].iter().map(|b| T::from_lane(*b as u64)).collect())
     }
 
     fn refresh(&mut self, dat: &str, set: SetId, dim: usize, values: &mut [BTreeMap<String, Vec<T>>], partition: &Partition, halo: &Halo) -> Result<(), weft_ip::Error> {
@@ -162,13 +168,19 @@ impl<D: Device, T: Element> Fabric<T> for TorusFabric<'_, D> {
 /// `port` of the generated nodes, beat by beat.
 impl<D: Device> Network for TorusFabric<'_, D> {
     fn cycle(&mut self, offer: &[Option<(u128, bool)>], ready: &[bool]) -> Result<Cycle, weft_ip::Error> {
-        if let Some((node, d, from, cycles)) = self.cut_cycles {
-            if self.network_cycles == from || self.network_cycles == from + cycles {
-                self.torus.cut(node, d, self.network_cycles == from);
-            }
-        }
-        self.network_cycles += 1;
+        let start = *self.network_start.get_or_insert(self.torus.cycle);
+        pull(self.torus, self.cut_cycles, Some(start));
         let s = self.torus.step_port(self.port, offer, ready).map_err(|e| weft_ip::Error::Config(format!("halo engines' network: {e}")))?;
         Ok(Cycle { taken: s.taken, delivered: s.delivered, active: s.active })
+    }
+}
+
+/// Pulls the cable of `cut` at its first torus cycle after `start` and puts it back at its last.
+fn pull<D: Device>(t: &mut Torus<D>, cut: Option<(usize, Direction, u64, u64)>, start: Option<u64>) {
+    if let (Some((node, d, from, cycles)), Some(start)) = (cut, start) {
+        let at = t.cycle - start;
+        if at == from || at == from + cycles {
+            t.cut(node, d, at == from);
+        }
     }
 }
