@@ -130,3 +130,17 @@ fn four_airfoil_nodes_refresh_their_halos_without_a_host() {
     }
     println!("4 nodes, {iterations} iterations, {} cycles: {} packets ({} tokens), no host at a refresh", run.cycles, run.packets, run.tokens);
 }
+
+#[test]
+fn a_router_of_another_width_is_refused_by_name() {
+    let mesh = naca0012(16, 20).unwrap().data();
+    let load = |m: &MeshData| Application::<f64>::load("airfoil.app", AIRFOIL, m);
+    let app = load(&mesh).unwrap();
+    let loops = app.loop_args();
+    let p = partition(&app.app, &loops, app.set_id("cells").unwrap(), 2, Method::Metis).unwrap();
+    let h = Halo::build(&app.app, &loops, &p);
+    drop(loops);
+    let config = RouterConfig { dims: [2, 1, 1], local_ports: 3, width: 256, ..Default::default() };
+    let err = engine_nodes(&app, &mesh, &p, &h, &Stages::balanced(FloatFormat::BINARY64), &config, &load).err().expect("refused").to_string();
+    assert!(err.contains("router width 256") && err.contains("128"), "{err}");
+}

@@ -147,11 +147,15 @@ fn destination(config: &RouterConfig, n: usize, port: usize) -> u128 {
     (c[0] | c[1] << 6 | c[2] << 12 | port << 18) as u128
 }
 
-/// Builds the engine for `t`. Tables of more than 2^16 entries, a packet longer than the
-/// router's largest or more than 16 dats are errors naming the table.
+/// Builds the engine for `t`. A router width other than 128 bits, tables of more than 2^16
+/// entries, a packet longer than the router's largest or more than 16 dats are errors naming
+/// the field.
 pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     let nodes = t.config.nodes();
     let bpe_max = t.dats.iter().map(HaloDat::beats).max().unwrap_or(1);
+    if t.config.width != 128 {
+        return Err(Error::Config(format!("halo engine: router width {}: the engine's datapath is 128 bits (allowed: 128)", t.config.width)));
+    }
     if t.dats.is_empty() || t.dats.len() > 16 {
         return Err(Error::Config(format!("halo engine: {} dats: allowed range is 1 ..= 16", t.dats.len())));
     }
