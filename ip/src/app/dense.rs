@@ -22,6 +22,7 @@ use std::rc::Rc;
 use weft_hdl::float::{operator_netlist, FloatFormat, FloatOperator};
 use weft_hdl::netlist::{Design, Netlist, Sig};
 
+use super::constants::rom;
 use super::store::bits_for;
 use crate::Error;
 
@@ -56,18 +57,6 @@ impl Dense {
     pub fn interval(&self) -> usize {
         self.latency()
     }
-}
-
-/// A constant, `entries[i]` at `index = i`, as a tree of multiplexers over literals (`width`
-/// bits each; indices past the end give 0).
-fn rom<'d>(d: &'d Design, entries: &[u128], width: usize, index: Sig<'d>) -> Sig<'d> {
-    let mut level: Vec<Sig<'d>> = entries.iter().map(|&v| d.lit(v, width)).collect();
-    let mut bit = 0;
-    while level.len() > 1 {
-        level = level.chunks(2).map(|p| if p.len() == 2 { index.bit(bit).mux(p[1], p[0]) } else { index.bit(bit).mux(d.lit(0, width), p[0]) }).collect();
-        bit += 1;
-    }
-    level.pop().unwrap_or_else(|| d.lit(0, width))
 }
 
 /// `x` delayed by `cycles` registers named `<name>_d<k>`.

@@ -14,6 +14,7 @@
 //! kernels are in the kernel language, a program) and run with [`Application`].
 
 mod accumulate;
+mod constants;
 mod datapath;
 pub mod dense;
 pub mod graph;

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use weft_hdl::netlist::{Design, Netlist, Sig};
 
+use super::super::constants::rom;
 use super::super::store::bits_for;
 use crate::router::header::field;
 use crate::router::RouterConfig;
@@ -131,11 +132,6 @@ impl HaloTables {
     }
 }
 
-/// `entries[i]` at `index == i` (0 elsewhere), `width` bits, as a multiplexer over literals.
-fn select<'d>(d: &'d Design, index: Sig<'d>, entries: &[u128], width: usize) -> Sig<'d> {
-    entries.iter().enumerate().fold(d.lit(0, width), |acc, (i, v)| index.eq(i as u128).mux(d.lit(*v, width), acc))
-}
-
 /// `v` at header field `name`'s place in a 128-bit beat.
 fn h<'d>(name: &str, v: Sig<'d>) -> Sig<'d> {
     v.zext(128).shl_const(field(name).0)
@@ -212,16 +208,16 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     let tb = bits_for(tok_max + 1);
     let tok = d.reg("token", tb, 0);
     let cur_step = begin.mux(index, step.q);
-    let token_count = select(&d, cur_step, &tokens.iter().map(|v| v.len() as u128).collect::<Vec<_>>(), tb);
+    let token_count = rom(&d, &tokens.iter().map(|v| v.len() as u128).collect::<Vec<_>>(), tb, cur_step);
     let token_dst = (0..t.steps.len()).fold(d.lit(0, 22), |acc, k| {
         let list: Vec<u128> = tokens[k].clone();
-        step.q.eq(k as u128).mux(select(&d, tok.q, &list, 22), acc)
+        step.q.eq(k as u128).mux(rom(&d, &list, 22, tok.q), acc)
     });
-    let first_packet = select(&d, cur_step, &t.steps.iter().map(|s| s.first as u128).collect::<Vec<_>>(), pab);
+    let first_packet = rom(&d, &t.steps.iter().map(|s| s.first as u128).collect::<Vec<_>>(), pab, cur_step);
     // Where a step's addresses start in the send table: the elements of the packets before it.
     let send_first: Vec<u128> = t.steps.iter().map(|s| t.packets[..s.first].iter().map(|p| p.count).sum::<usize>() as u128).collect();
-    let end_packet = select(&d, step.q, &t.steps.iter().map(|s| s.end as u128).collect::<Vec<_>>(), pab);
-    let expected = select(&d, step.q, &t.steps.iter().map(|s| s.expected as u128).collect::<Vec<_>>(), 17);
+    let end_packet = rom(&d, &t.steps.iter().map(|s| s.end as u128).collect::<Vec<_>>(), pab, step.q);
+    let expected = rom(&d, &t.steps.iter().map(|s| s.expected as u128).collect::<Vec<_>>(), 17, step.q);
     let pkt = d.reg("packet", pab, 0);
     let word = packets.read(pkt.q).named("packet_word");
     let field_at = |k: usize| {
@@ -240,7 +236,7 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     let beat_counts: Vec<u128> = t.dats.iter().map(|x| x.beats() as u128).collect();
     let bw = bits_for(bpe_max + 1);
     let node_dst = (0..nodes).fold(d.lit(0, 22), |acc, n| cur_dst.q.eq(n as u128).mux(d.lit(destination(&t.config, n, HALO_PORT), 22), acc));
-    let bpe = select(&d, cur_dat.q, &beat_counts, bw);
+    let bpe = rom(&d, &beat_counts, bw, cur_dat.q);
     let tx_ready = d.input("m_axis_tready", 1);
 
     // The header of the current beat: a token or a packet.
@@ -288,7 +284,7 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     cur_dat.next_when(at(2), p_dat);
     position.next_when(at(2), p_pos);
     left.next_when(at(2), p_count).next_when(at(7) & fire & last_beat, left.q - 1u32);
-    send_ptr.next_when(at(6), send_ptr.q + 1u32).next_when(begin, select(&d, index, &send_first, sab));
+    send_ptr.next_when(at(6), send_ptr.q + 1u32).next_when(begin, rom(&d, &send_first, sab, index));
     element.next_when(at(6), read_data);
     beat.next_when(at(7) & fire, beat.q + 1u32).next_when(at(6), d.lit(0, beat.q.width));
 
@@ -323,7 +319,7 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
         base = (src.eq(s as u128) & hf("tag").eq(k as u128)).mux(d.lit(b as u128, rab), base);
     }
     let payload_now = rx_valid & in_packet.q;
-    let rx_bpe = select(&d, rx_dat.q, &beat_counts, bw);
+    let rx_bpe = rom(&d, &beat_counts, bw, rx_dat.q);
     let element_ends = payload_now & rx_beat.q.eq(rx_bpe - 1u32);
     in_packet.next_when(rx_valid, !rx_last);
     rx_dat.next_when(header_now, hf("tag").bits(0, pf[1]));

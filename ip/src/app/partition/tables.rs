@@ -16,7 +16,7 @@ use crate::Error;
 
 /// Width of input port `name` of `net`.
 fn input_width(net: &weft_hdl::netlist::Netlist, name: &str) -> Option<usize> {
-    net.nodes.iter().find(|n| matches!(&n.op, weft_hdl::netlist::Op::Input(p) if p == name)).map(|n| n.width)
+    weft_hdl::netlist::verilog::ports(net).into_iter().find(|p| !p.output && p.name == name).map(|p| p.width)
 }
 
 impl HaloTables {
