@@ -145,42 +145,43 @@ fn compiled_airfoil_nodes_over_torus_4x2x1_are_the_partitioned_reference() {
     );
 }
 
-/// No host at the halo refreshes: each node's compiled Airfoil program (built-in simulator) with
-/// its halo engine beside IntraNode port 2 of the generated node (Verilator, one model per node)
-/// of `system`; the engines send and place the halos through the routers and links, the host only
-/// combines the rms through the collective engine. Bit errors on every cable and one cable
-/// pulled for 10⁴ cycles; every node's owned values and the rms equal the partitioned reference
-/// in the nodes' compiled order bit for bit, and no data packet reached a node outside a refresh
-/// step.
-fn engines_over(mut system: weft::system::SystemConfig, grid: (usize, usize), iterations: u32) {
-    use weft::ip::app::partition::engines::{engine_nodes, run_engines};
+/// No host after the load: each node's Airfoil module — compiled program, halo engine and
+/// reduction bridge (built-in simulator) — beside the generated node of `system` (Verilator, one
+/// model per node), its halo packets on IntraNode port 2 and its rms reductions on the host side
+/// of the collective engine. Bit errors on every cable and one cable pulled for 10⁴ cycles;
+/// every node's owned values and the rms equal the partitioned reference in the nodes' compiled
+/// order bit for bit, every node sent the reductions the program makes (Airfoil's `update`
+/// reduces the rms twice an iteration), no engine timed out and no data packet reached a node
+/// outside a refresh step.
+fn no_host_over(mut system: weft::system::SystemConfig, grid: (usize, usize), iterations: u32) {
     use weft::ip::app::partition::run::run_in;
+    use weft::ip::system::allreduce::ReduceOp;
     use weft::ip::weft_hdl::float::{FloatFormat, FloatOperator};
     use weft::ip::weft_hdl::pipeline::Stages;
+    use weft::sim::network::app_nodes::{app_nodes, run_app_nodes};
     system.node.router.local_ports = 3;
     let rc = system.node.router.clone();
     let (mesh, app, p, h) = split(&rc, grid);
     let stages = Stages::balanced(FloatFormat::BINARY64);
-    let mut nodes = engine_nodes(&app, &mesh, &p, &h, &stages, &rc, &load).unwrap();
+    let work = std::env::temp_dir().join(format!("weft-test-mesh-nohost-{}-{}", system.name, std::process::id()));
+    let mut torus = weft::bench::allreduce::engine_torus(&system, ElementType::F64, &work, &mut |line| eprintln!("{line}")).unwrap();
+    let _ = std::fs::remove_dir_all(&work);
+    let mut nodes = app_nodes("airfoil", &app, &mesh, &p, &h, &stages, &torus, &load).unwrap();
     let orders: Vec<_> = nodes.iter().map(|n| n.share.global_orders(&app, &n.compiled.plan.schedules)).collect();
     let mut reference = load(&mesh).unwrap();
     reference.app.set_interleave(Some(stages.of(FloatOperator::Add)));
     let want = run_in(&mut reference, &p, &h, &mut InMemory { config: &rc }, Some(&orders), Some(iterations as usize), &mut |_, _| {}).unwrap();
 
-    let work = std::env::temp_dir().join(format!("weft-test-mesh-engines-{}-{}", system.name, std::process::id()));
-    let mut torus = weft::bench::allreduce::engine_torus(&system, ElementType::F64, &work, &mut |line| eprintln!("{line}")).unwrap();
+    torus.program_allreduce(weft::bench::allreduce::PORTS, ReduceOp::Sum).unwrap();
     torus.set_bit_error_rate(2e-6);
-    let mut fabric = TorusFabric::new(&mut torus, weft::bench::allreduce::PORTS, 2, 2_000_000);
-    fabric.cut_cycles = Some((1, Direction { dim: 0, plus: true }, 2_000, 10_000));
-    let run = run_engines(&app, &mut nodes, &mut fabric, iterations, 5_000_000).unwrap();
-    let traffic = fabric.traffic.clone();
+    let cut = Some((1, Direction { dim: 0, plus: true }, 2_000, 10_000));
+    let run = run_app_nodes(&mut torus, &mut nodes, weft::bench::allreduce::PORTS, iterations, cut, 5_000_000).unwrap();
     let flipped = torus.flipped_bits();
-    let _ = std::fs::remove_dir_all(&work);
     for dat in ["p_q", "p_qold", "p_adt", "p_res"] {
         let (_, set, dim) = app.app.dat_info(app.dat_id(dat).unwrap());
         let w = want.assembled(&app, &p, dat).unwrap();
         for (q, n) in nodes.iter_mut().enumerate() {
-            let values = weft::ip::app::host::Host { app: &n.app, plan: &n.compiled.plan, name: "" }.read(&mut n.program, dat);
+            let values = n.read(dat);
             for (l, &e) in n.share.globals[set.index()].iter().enumerate() {
                 if p.owner[set.index()][e as usize] as usize == q {
                     for c in 0..dim {
@@ -190,32 +191,32 @@ fn engines_over(mut system: weft::system::SystemConfig, grid: (usize, usize), it
             }
         }
     }
-    let rms = {
-        let n = &mut nodes[0];
-        weft::ip::app::host::Host { app: &n.app, plan: &n.compiled.plan, name: "" }.read_global(&mut n.program, "rms")[0]
-    };
-    assert_eq!(rms.to_bits(), reference.global("rms").unwrap()[0].to_bits(), "{}: rms", system.name);
+    for (q, n) in nodes.iter_mut().enumerate() {
+        let rms = n.read_global("rms")[0];
+        assert_eq!(rms.to_bits(), reference.global("rms").unwrap()[0].to_bits(), "{}: node {q}: rms", system.name);
+    }
+    assert!(run.reductions.iter().all(|&r| r == 2 * iterations as u64), "{}: reductions per node {:?}", system.name, run.reductions);
+    assert!(run.timeouts.iter().all(|&t| t == 0), "{}: engine timeouts {:?}", system.name, run.timeouts);
     assert!(run.unexpected.iter().all(|&u| u == 0), "{}: data packets outside a refresh step {:?}", system.name, run.unexpected);
     assert!(flipped > 0, "no bit was flipped");
     eprintln!(
-        "{}: {} cells, {iterations} iterations with halo engines: {} cycles, {} packets ({} tokens), {} reductions, {flipped} bits flipped, a cable pulled for 10,000 cycles",
+        "{}: {} cells, {iterations} iterations, no host: {} cycles, {} reductions per node, {} halo elements received, {flipped} bits flipped, a cable pulled for 10,000 cycles",
         system.name,
         app.app.set_size(app.set_id("cells").unwrap()),
         run.cycles,
-        run.packets,
-        run.tokens,
-        traffic.reductions
+        run.reductions[0],
+        run.received.iter().sum::<u64>()
     );
 }
 
 #[test]
-fn airfoil_with_halo_engines_over_torus_4x2x1_is_the_partitioned_reference() {
-    engines_over(weft::system::shipped()[0].clone(), (16, 20), 2);
+fn airfoil_with_no_host_over_torus_4x2x1_is_the_partitioned_reference() {
+    no_host_over(weft::system::shipped()[0].clone(), (16, 20), 2);
 }
 
 #[test]
-fn airfoil_with_halo_engines_over_torus_2x2x2_is_the_partitioned_reference() {
-    engines_over(weft::system::shipped()[1].clone(), (16, 20), 2);
+fn airfoil_with_no_host_over_torus_2x2x2_is_the_partitioned_reference() {
+    no_host_over(weft::system::shipped()[1].clone(), (16, 20), 2);
 }
 
 /// The same on 4,500 cells for 5 iterations on both tori (about 4 minutes each):
@@ -223,7 +224,7 @@ fn airfoil_with_halo_engines_over_torus_2x2x2_is_the_partitioned_reference() {
 /// are refused: the halo engine has a 128-bit datapath.
 #[test]
 #[ignore]
-fn airfoil_with_halo_engines_on_4500_cells_for_5_iterations() {
-    engines_over(weft::system::shipped()[0].clone(), (30, 50), 5);
-    engines_over(weft::system::shipped()[1].clone(), (30, 50), 5);
+fn airfoil_with_no_host_on_4500_cells_for_5_iterations() {
+    no_host_over(weft::system::shipped()[0].clone(), (30, 50), 5);
+    no_host_over(weft::system::shipped()[1].clone(), (30, 50), 5);
 }

@@ -9,6 +9,7 @@
 //! `run`, the AXI4-Lite master in `axil`, per-node clocks in `clocks`, restarts in `faults`.
 
 mod allreduce;
+pub mod app_nodes;
 mod axil;
 mod cables;
 mod clocks;

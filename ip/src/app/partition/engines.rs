@@ -90,19 +90,25 @@ pub fn engine_nodes<T: Element>(
             let tables = HaloTables::build(app, partition, halo, q, &share, &compiled, config)?;
             let mut engine = Evaluator::new(halo_engine(&tables)?);
             engine.reset(2);
-            let words = [("halo_packets", tables.packet_words()), ("halo_sends", tables.sends.iter().map(|&a| a as u128).collect()), ("halo_recv", tables.recv.iter().map(|&a| a as u128).collect())];
-            for (name, values) in words {
-                for (i, v) in values.iter().enumerate() {
-                    LoopPorts::set(&mut engine, &format!("{name}_wr_en"), &big(1));
-                    LoopPorts::set(&mut engine, &format!("{name}_wr_addr"), &big(i as u128));
-                    LoopPorts::set(&mut engine, &format!("{name}_wr_data"), &big(*v));
-                    LoopPorts::edge(&mut engine);
-                }
-                LoopPorts::set(&mut engine, &format!("{name}_wr_en"), &big(0));
-            }
+            load_tables(&mut engine, &tables);
             Ok(EngineNode { share, app: node_app, compiled, tables, program, engine })
         })
         .collect()
+}
+
+/// Writes the engine's tables through its `halo_*_wr_*` ports (of the engine, or of a module
+/// that holds it).
+pub fn load_tables(sim: &mut dyn LoopPorts, tables: &HaloTables) {
+    let words = [("halo_packets", tables.packet_words()), ("halo_sends", tables.sends.iter().map(|&a| a as u128).collect()), ("halo_recv", tables.recv.iter().map(|&a| a as u128).collect())];
+    for (name, values) in words {
+        for (i, v) in values.iter().enumerate() {
+            sim.set(&format!("{name}_wr_en"), &big(1));
+            sim.set(&format!("{name}_wr_addr"), &big(i as u128));
+            sim.set(&format!("{name}_wr_data"), &big(*v));
+            sim.edge();
+        }
+        sim.set(&format!("{name}_wr_en"), &big(0));
+    }
 }
 
 /// What a run with engines did.

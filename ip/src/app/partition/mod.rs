@@ -17,6 +17,8 @@
 //!   because it needs one exchange direction (owner to reader) and no second summation order:
 //!   each owned value is computed on one node, in that node's order.
 
+pub mod app_node;
+pub mod bridge;
 pub mod engine;
 pub mod engines;
 pub mod halo;

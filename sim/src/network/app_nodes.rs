@@ -1,0 +1,174 @@
+//! A partitioned mesh application with no host after the load: each node's application module
+//! (`weft_ip::app::partition::app_node`: compiled program, halo engine, reduction bridge) in the
+//! built-in simulator beside its generated node, its halo packets on IntraNode port
+//! [`HALO_PORT`] and its reductions on the host side of the collective engine's port `a`, both
+//! beat by beat, every cycle of the torus.
+
+use num_bigint::BigUint;
+use weft_ip::app::hardware::Compiled;
+use weft_ip::app::host::{Host, LoopPorts};
+use weft_ip::app::partition::app_node::app_node;
+use weft_ip::app::partition::bridge::BridgeSpec;
+use weft_ip::app::partition::engine::{HaloTables, HALO_PORT};
+use weft_ip::app::partition::engines::load_tables;
+use weft_ip::app::partition::halo::Halo;
+use weft_ip::app::partition::local::Local;
+use weft_ip::app::partition::nodes::compile_node;
+use weft_ip::app::partition::Partition;
+use weft_ip::app::{Application, Element, MeshData};
+use weft_ip::router::Direction;
+use weft_ip::weft_hdl::netlist::eval::Evaluator;
+use weft_ip::weft_hdl::pipeline::Stages;
+
+use super::Torus;
+use crate::link::Device;
+use crate::Error;
+
+/// One node's share and its application module in the built-in simulator.
+pub struct AppNode<T: Element> {
+    /// The node's share.
+    pub share: Local,
+    /// The application on the node's mesh.
+    pub app: Application<T>,
+    /// The node's program.
+    pub compiled: Compiled,
+    /// Its halo engine's tables.
+    pub tables: HaloTables,
+    /// Its reduction bridge.
+    pub bridge: BridgeSpec,
+    /// The module, loaded.
+    pub sim: Evaluator,
+}
+
+impl<T: Element> AppNode<T> {
+    /// Dat `name` as the module holds it, in the node's element order.
+    pub fn read(&mut self, name: &str) -> Vec<T> {
+        Host { app: &self.app, plan: &self.compiled.plan, name: "" }.read(&mut self.sim, name)
+    }
+
+    /// Global `name` as the module holds it.
+    pub fn read_global(&mut self, name: &str) -> Vec<T> {
+        Host { app: &self.app, plan: &self.compiled.plan, name: "" }.read_global(&mut self.sim, name)
+    }
+}
+
+/// Builds every node's module for `partition` of `app` on `torus` and loads it (program,
+/// tables). The application's name prefixes the modules.
+#[allow(clippy::too_many_arguments)]
+pub fn app_nodes<T: Element, D: Device>(
+    name: &str,
+    app: &Application<T>,
+    mesh: &MeshData,
+    partition: &Partition,
+    halo: &Halo,
+    stages: &Stages,
+    torus: &Torus<D>,
+    load: &dyn Fn(&MeshData) -> Result<Application<T>, weft_ip::Error>,
+) -> Result<Vec<AppNode<T>>, weft_ip::Error> {
+    let config = &torus.config;
+    (0..partition.parts)
+        .map(|q| {
+            let (share, node_app, compiled) = compile_node(app, mesh, partition, halo, stages, load, q)?;
+            let tables = HaloTables::build(app, partition, halo, q, &share, &compiled, config)?;
+            let bridge = BridgeSpec::build(app, config.max_packet_bytes)?;
+            let mut sim = Evaluator::new(app_node(name, q, &compiled.net, &tables, &bridge)?);
+            sim.reset(2);
+            Host { app: &node_app, plan: &compiled.plan, name: "" }.load_program(&mut sim, &compiled.loops);
+            load_tables(&mut sim, &tables);
+            Ok(AppNode { share, app: node_app, compiled, tables, bridge, sim })
+        })
+        .collect()
+}
+
+/// What a run with no host did.
+#[derive(Clone, Debug, Default)]
+pub struct AppRun {
+    /// Torus cycles from `start` until every program's `busy` fell.
+    pub cycles: u64,
+    /// Per node: the reductions its bridge sent to the collective engine.
+    pub reductions: Vec<u64>,
+    /// Per node: the engine's timeout reports its bridge saw.
+    pub timeouts: Vec<u64>,
+    /// Per node: halo elements its engine received.
+    pub received: Vec<u64>,
+    /// Per node: data packets that reached its engine outside a refresh step.
+    pub unexpected: Vec<u64>,
+}
+
+fn big(x: u128) -> BigUint {
+    BigUint::from(x)
+}
+
+fn small(x: &BigUint) -> u128 {
+    x.iter_u64_digits().take(2).enumerate().fold(0u128, |acc, (i, d)| acc | (d as u128) << (64 * i))
+}
+
+/// Starts every node for `iterations` and runs the torus until every program is done; the
+/// collective engine on `engine` ports `[a, b]` must be programmed for the bridges' operator.
+/// `cut` pulls a cable (leaving node `.0` toward `.1`) from cycle `.2` for `.3` cycles. Fails
+/// after `limit` cycles.
+pub fn run_app_nodes<T: Element, D: Device>(
+    torus: &mut Torus<D>,
+    nodes: &mut [AppNode<T>],
+    engine: [usize; 2],
+    iterations: u32,
+    cut: Option<(usize, Direction, u64, u64)>,
+    limit: u64,
+) -> Result<AppRun, Error> {
+    let n = nodes.len();
+    for x in nodes.iter_mut() {
+        let s = &mut x.sim;
+        LoopPorts::set(s, "iterations", &big(iterations as u128));
+        LoopPorts::set(s, "start", &big(1));
+        LoopPorts::edge(s);
+        LoopPorts::set(s, "start", &big(0));
+    }
+    let ports = [HALO_PORT, engine[0]];
+    let streams = ["halo", "reduce"];
+    let start = torus.cycle;
+    let mut cycles = 0u64;
+    while nodes.iter_mut().any(|x| LoopPorts::get(&mut x.sim, "busy") == big(1)) {
+        cycles += 1;
+        if cycles > limit {
+            return Err(Error::Stuck(format!("the application did not finish in {limit} cycles")));
+        }
+        if let Some((node, d, from, length)) = cut {
+            let at = torus.cycle - start;
+            if at == from || at == from + length {
+                torus.cut(node, d, at == from);
+            }
+        }
+        let offers: Vec<Vec<Option<(u128, bool)>>> = streams
+            .iter()
+            .map(|s| {
+                nodes
+                    .iter_mut()
+                    .map(|x| {
+                        (LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tvalid")) == big(1))
+                            .then(|| (small(&LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tdata"))), LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tlast")) == big(1)))
+                    })
+                    .collect()
+            })
+            .collect();
+        let stepped = torus.step_ports(&ports, &offers, &[vec![true; n], vec![true; n]])?;
+        for (q, x) in nodes.iter_mut().enumerate() {
+            if !stepped[0].active[q] {
+                continue;
+            }
+            for (k, s) in streams.iter().enumerate() {
+                let beat = stepped[k].delivered[q];
+                LoopPorts::set(&mut x.sim, &format!("{s}_m_axis_tready"), &big(stepped[k].taken[q] as u128));
+                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tvalid"), &big(beat.is_some() as u128));
+                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tdata"), &big(beat.map_or(0, |b| b.0)));
+                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tlast"), &big(beat.is_some_and(|b| b.1) as u128));
+                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tkeep"), &big(0xFFFF));
+            }
+            LoopPorts::edge(&mut x.sim);
+        }
+    }
+    if let Some((node, d, _, _)) = cut {
+        torus.cut(node, d, false);
+    }
+    let mut count = |name: &str| -> Vec<u64> { nodes.iter_mut().map(|x| small(&LoopPorts::get(&mut x.sim, name)) as u64).collect() };
+    Ok(AppRun { cycles, reductions: count("reduce_operations"), timeouts: count("reduce_timeouts"), received: count("halo_elements_received"), unexpected: count("halo_unexpected") })
+}
