@@ -64,8 +64,10 @@ fn step(s: &mut Evaluator, spec: &BridgeSpec, id: u16, results: &[Vec<u64>], fir
     LoopPorts::set(s, "sync_id", &big(id as u128));
     LoopPorts::set(s, "m_axis_tready", &big(1));
     let mut writes = vec![];
-    let mut sent: Vec<u128> = vec![];
-    let mut answers: Vec<(u128, bool)> = vec![];
+    let width = spec.width;
+    let per_beat = width / 64;
+    let mut sent: Vec<BigUint> = vec![];
+    let mut answers: Vec<(BigUint, bool)> = vec![];
     let mut k = 0;
     for _ in 0..2000 {
         if get(s, "reduce_done") == 1 {
@@ -77,22 +79,22 @@ fn step(s: &mut Evaluator, spec: &BridgeSpec, id: u16, results: &[Vec<u64>], fir
             }
         }
         if get(s, "m_axis_tvalid") == 1 {
-            sent.push(get(s, "m_axis_tdata"));
+            sent.push(LoopPorts::get(s, "m_axis_tdata"));
             if get(s, "m_axis_tlast") == 1 {
                 // A whole contribution: check it, queue the answer.
-                let header = sent[0];
+                let header = lanes(&sent[0], 2).iter().rev().fold(0u128, |a, w| a << 64 | *w as u128);
                 let g = &spec.globals[contribution_global(spec, id, k)];
                 let length = (header >> field("length").0) & 0x3FFF;
                 assert_eq!(length as usize, g.elements * 8, "contribution length");
                 assert_eq!((header >> field("user").0) as u32, first_op + k as u32, "operation number");
-                let payload: Vec<u64> = sent[1..].iter().flat_map(|b| [*b as u64, (b >> 64) as u64]).take(g.elements).collect();
+                let payload: Vec<u64> = sent[1..].iter().flat_map(|b| lanes(b, per_beat)).take(g.elements).collect();
                 assert_eq!(payload, partials[contribution_global(spec, id, k)], "contribution payload");
                 if report {
-                    answers.push(((ERROR_TAG as u128) << field("tag").0, true));
+                    answers.push((big((ERROR_TAG as u128) << field("tag").0), true));
                 }
                 let r = &results[k];
-                answers.push(((RESULT_TAG as u128) << field("tag").0 | ((r.len() * 8) as u128) << field("length").0, false));
-                let beats: Vec<u128> = r.chunks(2).map(|c| c[0] as u128 | (*c.get(1).unwrap_or(&0) as u128) << 64).collect();
+                answers.push((big((RESULT_TAG as u128) << field("tag").0 | ((r.len() * 8) as u128) << field("length").0), false));
+                let beats: Vec<BigUint> = r.chunks(per_beat).map(pack).collect();
                 let n = beats.len();
                 answers.extend(beats.into_iter().enumerate().map(|(i, b)| (b, i + 1 == n)));
                 sent.clear();
@@ -101,9 +103,9 @@ fn step(s: &mut Evaluator, spec: &BridgeSpec, id: u16, results: &[Vec<u64>], fir
         }
         let beat = if answers.is_empty() { None } else { Some(answers.remove(0)) };
         LoopPorts::set(s, "s_axis_tvalid", &big(beat.is_some() as u128));
-        LoopPorts::set(s, "s_axis_tdata", &big(beat.map_or(0, |b| b.0)));
-        LoopPorts::set(s, "s_axis_tlast", &big(beat.is_some_and(|b| b.1) as u128));
-        LoopPorts::set(s, "s_axis_tkeep", &big(0xFFFF));
+        LoopPorts::set(s, "s_axis_tlast", &big(beat.as_ref().is_some_and(|b| b.1) as u128));
+        LoopPorts::set(s, "s_axis_tdata", &beat.map_or(BigUint::default(), |b| b.0));
+        LoopPorts::set(s, "s_axis_tkeep", &big((1u128 << (width / 8)) - 1));
         LoopPorts::edge(s);
     }
     assert_eq!(get(s, "reduce_done"), 1, "the step did not finish");
@@ -118,9 +120,10 @@ fn contribution_global(spec: &BridgeSpec, id: u16, k: usize) -> usize {
     spec.loops.iter().find(|l| l.0 == (id >> 1) as u32).expect("a loop with reductions").1[k]
 }
 
-fn check(op: ReduceOp, seed: u64) {
+fn check(op: ReduceOp, width: usize, seed: u64) {
     let spec = BridgeSpec {
         ty: ElementType::F64,
+        width,
         op,
         globals: vec![ReducedGlobal { name: "g".into(), elements: 3 }, ReducedGlobal { name: "h".into(), elements: 1 }],
         loops: vec![(0, vec![0]), (2, vec![1, 0])],
@@ -168,13 +171,14 @@ fn check(op: ReduceOp, seed: u64) {
 
 #[test]
 fn sums_keep_the_global_and_add_the_result() {
-    check(ReduceOp::Sum, 0x5EED);
+    check(ReduceOp::Sum, 128, 0x5EED);
+    check(ReduceOp::Sum, 256, 0x5EED5);
 }
 
 #[test]
 fn minima_and_maxima_use_ieee_minimum_and_maximum() {
-    check(ReduceOp::Min, 0xB1D6E);
-    check(ReduceOp::Max, 0xC0FFEE);
+    check(ReduceOp::Min, 128, 0xB1D6E);
+    check(ReduceOp::Max, 256, 0xC0FFEE);
 }
 
 const JACOBI: &str = include_str!("../../examples/apps/jacobi.app");
@@ -183,15 +187,15 @@ const JACOBI: &str = include_str!("../../examples/apps/jacobi.app");
 fn two_operators_and_long_globals_are_refused_by_name() {
     let mesh = weft_ip::app::graph::graph(50, 80, 3);
     let jacobi = Application::<f64>::load("jacobi.app", JACOBI, &mesh).unwrap();
-    let spec = BridgeSpec::build(&jacobi, 256).unwrap();
+    let spec = BridgeSpec::build(&jacobi, 128, 256).unwrap();
     assert_eq!((spec.op, spec.globals.len()), (ReduceOp::Max, 1));
-    let err = BridgeSpec::build(&jacobi, 4).unwrap_err().to_string();
+    let err = BridgeSpec::build(&jacobi, 128, 4).unwrap_err().to_string();
     assert!(err.contains("`change`") && err.contains("max_packet_bytes 4"), "{err}");
     let two = JACOBI
         .replace("global change: 1", "global change: 1\nglobal total: 1")
         .replace("  largest = change max\n", "  largest = change max\n  t = total inc\n")
         .replace("  x = next\n", "  x = next\n  t = next\n");
     let app = Application::<f64>::load("jacobi.app", &two, &mesh).unwrap();
-    let err = BridgeSpec::build(&app, 256).unwrap_err().to_string();
+    let err = BridgeSpec::build(&app, 128, 256).unwrap_err().to_string();
     assert!(err.contains("`total`") && err.contains("allreduce_op"), "{err}");
 }

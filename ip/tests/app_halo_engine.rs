@@ -132,7 +132,7 @@ fn four_airfoil_nodes_refresh_their_halos_without_a_host() {
 }
 
 #[test]
-fn a_router_of_another_width_is_refused_by_name() {
+fn a_datapath_not_a_multiple_of_128_bits_is_refused_by_name() {
     let mesh = naca0012(16, 20).unwrap().data();
     let load = |m: &MeshData| Application::<f64>::load("airfoil.app", AIRFOIL, m);
     let app = load(&mesh).unwrap();
@@ -140,7 +140,7 @@ fn a_router_of_another_width_is_refused_by_name() {
     let p = partition(&app.app, &loops, app.set_id("cells").unwrap(), 2, Method::Metis).unwrap();
     let h = Halo::build(&app.app, &loops, &p);
     drop(loops);
-    let config = RouterConfig { dims: [2, 1, 1], local_ports: 3, width: 256, ..Default::default() };
+    let config = RouterConfig { dims: [2, 1, 1], local_ports: 3, width: 192, ..Default::default() };
     let err = engine_nodes(&app, &mesh, &p, &h, &Stages::balanced(FloatFormat::BINARY64), &config, &load).err().expect("refused").to_string();
-    assert!(err.contains("router width 256") && err.contains("128"), "{err}");
+    assert!(err.contains("router width 192") && err.contains("multiple of 128"), "{err}");
 }

@@ -70,7 +70,7 @@ pub fn app_nodes<T: Element, D: Device>(
         .map(|q| {
             let (share, node_app, compiled) = compile_node(app, mesh, partition, halo, stages, load, q)?;
             let tables = HaloTables::build(app, partition, halo, q, &share, &compiled, config)?;
-            let bridge = BridgeSpec::build(app, config.max_packet_bytes)?;
+            let bridge = BridgeSpec::build(app, config.width, config.max_packet_bytes)?;
             let mut sim = Evaluator::new(app_node(name, q, &compiled.net, &tables, &bridge)?);
             sim.reset(2);
             Host { app: &node_app, plan: &compiled.plan, name: "" }.load_program(&mut sim, &compiled.loops);
@@ -100,7 +100,17 @@ fn big(x: u128) -> BigUint {
 }
 
 fn small(x: &BigUint) -> u128 {
-    x.iter_u64_digits().take(2).enumerate().fold(0u128, |acc, (i, d)| acc | (d as u128) << (64 * i))
+    pieces(x, 1)[0]
+}
+
+/// `x` in `n` pieces of 128 bits, low first.
+fn pieces(x: &BigUint, n: usize) -> Vec<u128> {
+    let digits: Vec<u64> = x.iter_u64_digits().collect();
+    (0..n).map(|k| digits.get(2 * k).copied().unwrap_or(0) as u128 | (digits.get(2 * k + 1).copied().unwrap_or(0) as u128) << 64).collect()
+}
+
+fn whole(pieces: &[u128]) -> BigUint {
+    pieces.iter().rev().fold(BigUint::default(), |acc, p| (acc << 128) | BigUint::from(*p))
 }
 
 /// Starts every node for `iterations` and runs the torus until every program is done; the
@@ -124,6 +134,8 @@ pub fn run_app_nodes<T: Element, D: Device>(
         LoopPorts::set(s, "start", &big(0));
     }
     let ports = [HALO_PORT, engine[0]];
+    let chunks = torus.config.width / 128;
+    let keep = (BigUint::from(1u8) << (torus.config.width / 8)) - 1u8;
     let streams = ["halo", "reduce"];
     let start = torus.cycle;
     let mut cycles = 0u64;
@@ -138,14 +150,14 @@ pub fn run_app_nodes<T: Element, D: Device>(
                 torus.cut(node, d, at == from);
             }
         }
-        let offers: Vec<Vec<Option<(u128, bool)>>> = streams
+        let offers: Vec<Vec<Option<(Vec<u128>, bool)>>> = streams
             .iter()
             .map(|s| {
                 nodes
                     .iter_mut()
                     .map(|x| {
                         (LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tvalid")) == big(1))
-                            .then(|| (small(&LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tdata"))), LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tlast")) == big(1)))
+                            .then(|| (pieces(&LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tdata")), chunks), LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tlast")) == big(1)))
                     })
                     .collect()
             })
@@ -156,12 +168,12 @@ pub fn run_app_nodes<T: Element, D: Device>(
                 continue;
             }
             for (k, s) in streams.iter().enumerate() {
-                let beat = stepped[k].delivered[q];
+                let beat = &stepped[k].delivered[q];
                 LoopPorts::set(&mut x.sim, &format!("{s}_m_axis_tready"), &big(stepped[k].taken[q] as u128));
                 LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tvalid"), &big(beat.is_some() as u128));
-                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tdata"), &big(beat.map_or(0, |b| b.0)));
-                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tlast"), &big(beat.is_some_and(|b| b.1) as u128));
-                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tkeep"), &big(0xFFFF));
+                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tdata"), &beat.as_ref().map_or(BigUint::default(), |b| whole(&b.0)));
+                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tlast"), &big(beat.as_ref().is_some_and(|b| b.1) as u128));
+                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tkeep"), &keep);
             }
             LoopPorts::edge(&mut x.sim);
         }

@@ -171,7 +171,8 @@ impl<D: Device> Network for TorusFabric<'_, D> {
         let start = *self.network_start.get_or_insert(self.torus.cycle);
         pull(self.torus, self.cut_cycles, Some(start));
         let s = self.torus.step_port(self.port, offer, ready).map_err(|e| weft_ip::Error::Config(format!("halo engines' network: {e}")))?;
-        Ok(Cycle { taken: s.taken, delivered: s.delivered, active: s.active })
+        let delivered = s.delivered.into_iter().map(|b| b.map(|(d, last)| (d[0], last))).collect();
+        Ok(Cycle { taken: s.taken, delivered, active: s.active })
     }
 }
 

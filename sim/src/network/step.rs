@@ -11,8 +11,9 @@ use super::{bits, scalar, value, Torus};
 pub struct Stepped {
     /// Per node: its source's beat was taken.
     pub taken: Vec<bool>,
-    /// Per node: the beat its sink delivered (the low 128 bits and `tlast`), when it was ready.
-    pub delivered: Vec<Option<(u128, bool)>>,
+    /// Per node: the beat its sink delivered (the datapath in 128-bit pieces, low first, and
+    /// `tlast`), when it was ready.
+    pub delivered: Vec<Option<(Vec<u128>, bool)>>,
     /// Per node: its clock rose in this instant (the others took and delivered nothing).
     pub active: Vec<bool>,
 }
@@ -21,12 +22,14 @@ impl<D: Device> Torus<D> {
     /// One instant: node `n`'s port `port` offers `offer[n]` (a 128-bit beat in the low bits of
     /// the datapath and `tlast`) and takes what arrives when `ready[n]`.
     pub fn step_port(&mut self, port: usize, offer: &[Option<(u128, bool)>], ready: &[bool]) -> Result<Stepped, Error> {
-        Ok(self.step_ports(&[port], &[offer.to_vec()], &[ready.to_vec()])?.remove(0))
+        let offer: Vec<Option<(Vec<u128>, bool)>> = offer.iter().map(|o| o.map(|(d, l)| (vec![d], l))).collect();
+        Ok(self.step_ports(&[port], &[offer], &[ready.to_vec()])?.remove(0))
     }
 
     /// One instant with several ports driven: per port `ports[k]`, node `n` offers
-    /// `offer[k][n]` and takes what arrives when `ready[k][n]`. Returns what each port did.
-    pub fn step_ports(&mut self, ports: &[usize], offer: &[Vec<Option<(u128, bool)>>], ready: &[Vec<bool>]) -> Result<Vec<Stepped>, Error> {
+    /// `offer[k][n]` (the beat in 128-bit pieces, low first; missing pieces are zero) and takes
+    /// what arrives when `ready[k][n]`. Returns what each port did.
+    pub fn step_ports(&mut self, ports: &[usize], offer: &[Vec<Option<(Vec<u128>, bool)>>], ready: &[Vec<bool>]) -> Result<Vec<Stepped>, Error> {
         let nodes = self.config.nodes();
         let chunks = self.config.width / 128;
         let mut handles = vec![];
@@ -39,11 +42,11 @@ impl<D: Device> Torus<D> {
         let active = self.next_instant();
         for (k, at) in handles.iter().enumerate() {
             for (n, &(dev, h)) in at.iter().enumerate() {
-                let (data, last) = match offer[k][n] {
+                let (data, last) = match &offer[k][n] {
                     Some((d, l)) => {
-                        let mut c = vec![d];
+                        let mut c = d.clone();
                         c.resize(chunks, 0);
-                        (value(&c), l)
+                        (value(&c), *l)
                     }
                     None => (Value::default(), false),
                 };
@@ -65,7 +68,8 @@ impl<D: Device> Torus<D> {
                 let d = &mut self.devices[dev];
                 s.taken[n] = offer[k][n].is_some() && d.get(h.s_tready)[0] & 1 == 1;
                 if ready[k][n] && d.get(h.m_tvalid)[0] & 1 == 1 {
-                    s.delivered[n] = Some((bits(&d.get(h.m_tdata), 0, 128), d.get(h.m_tlast)[0] & 1 == 1));
+                    let data = d.get(h.m_tdata);
+                    s.delivered[n] = Some(((0..chunks).map(|c| bits(&data, 128 * c, 128)).collect(), d.get(h.m_tlast)[0] & 1 == 1));
                 }
             }
             out.push(s);

@@ -47,6 +47,8 @@ pub struct ReducedGlobal {
 pub struct BridgeSpec {
     /// The element type (the application's precision; the engine must be built for it).
     pub ty: ElementType,
+    /// The datapath's width in bits (the router's: 128 or 256).
+    pub width: usize,
     /// The one operator of every reduction.
     pub op: ReduceOp,
     /// The reduced globals.
@@ -56,11 +58,11 @@ pub struct BridgeSpec {
 }
 
 impl BridgeSpec {
-    /// The bridge of `app`'s program. Reductions with two operators, an element type other than
-    /// binary32 or binary64, or a global longer than one packet of `max_packet_bytes` are errors.
-    pub fn build<T: Element>(app: &Application<T>, max_packet_bytes: usize) -> Result<BridgeSpec, Error> {
+    /// The bridge of `app`'s program on a datapath of `width` bits. Reductions with two
+    /// operators or a global longer than one packet of `max_packet_bytes` are errors.
+    pub fn build<T: Element>(app: &Application<T>, width: usize, max_packet_bytes: usize) -> Result<BridgeSpec, Error> {
         let ty = if std::mem::size_of::<T>() == 8 { ElementType::F64 } else { ElementType::F32 };
-        let mut spec = BridgeSpec { ty, op: ReduceOp::Sum, globals: vec![], loops: vec![] };
+        let mut spec = BridgeSpec { ty, width, op: ReduceOp::Sum, globals: vec![], loops: vec![] };
         let mut first_op: Option<(String, Access)> = None;
         for (l, (name, _, args)) in app.loop_args().iter().enumerate() {
             let reduced = reductions(app, args);
@@ -107,7 +109,7 @@ impl BridgeSpec {
     }
 
     fn beats(&self, g: usize) -> usize {
-        (self.globals[g].elements * self.bits()).div_ceil(128)
+        (self.globals[g].elements * self.bits()).div_ceil(self.width)
     }
 }
 
@@ -130,7 +132,11 @@ pub fn reduction_bridge(s: &BridgeSpec) -> Result<Netlist, Error> {
     if !matches!(s.ty, ElementType::F32 | ElementType::F64) {
         return Err(Error::Config(format!("reduction bridge: element type {}: allowed f32, f64", s.ty.name())));
     }
+    if s.width % 128 != 0 || s.width == 0 {
+        return Err(Error::Config(format!("reduction bridge: width {}: allowed a multiple of 128 bits", s.width)));
+    }
     let d = Design::new();
+    let (w, wb) = (s.width, s.width / 8);
     let bits = s.bits();
     let one = d.lit(1, 1);
     let zero = d.lit(0, 1);
@@ -189,22 +195,22 @@ pub fn reduction_bridge(s: &BridgeSpec) -> Result<Netlist, Error> {
     let beats = rom(&d, &(0..s.globals.len()).map(|g| s.beats(g) as u128).collect::<Vec<_>>(), beat.q.width, current);
     let bytes = rom(&d, &s.globals.iter().map(|g| (g.elements * s.ty.bytes()) as u128).collect::<Vec<_>>(), 14, current);
     let elements = rom(&d, &s.globals.iter().map(|g| g.elements as u128).collect::<Vec<_>>(), bits_for(max_elements + 1), current);
-    let value = (0..s.globals.len()).fold(d.lit(0, max_beats * 128), |acc, g| is(g).mux(values[g].zext(max_beats * 128), acc));
+    let value = (0..s.globals.len()).fold(d.lit(0, max_beats * w), |acc, g| is(g).mux(values[g].zext(max_beats * w), acc));
     let header = bytes.zext(128).shl_const(field("length").0) | operation.q.zext(128).shl_const(field("user").0);
-    let payload = lane(&d, value, beat.q, 128, max_beats);
+    let payload = lane(&d, value, beat.q, w, max_beats);
     let last_beat = beat.q.eq(beats - 1u32);
     let tx_valid = at(1) | at(2);
     let tx_ready = d.input("m_axis_tready", 1);
     let tx_fire = tx_valid & tx_ready;
-    d.output("m_axis_tdata", at(1).mux(header, payload));
-    d.output("m_axis_tkeep", d.lit(0xFFFF, 16));
+    d.output("m_axis_tdata", at(1).mux(header.zext(w), payload));
+    d.output("m_axis_tkeep", d.lit((1u128 << wb) - 1, wb));
     d.output("m_axis_tlast", at(2) & last_beat);
     d.output("m_axis_tvalid", tx_valid);
 
-    let rx_data = d.input("s_axis_tdata", 128);
+    let rx_data = d.input("s_axis_tdata", w);
     let rx_valid = d.input("s_axis_tvalid", 1);
     let rx_last = d.input("s_axis_tlast", 1);
-    let _ = d.input("s_axis_tkeep", 16);
+    let _ = d.input("s_axis_tkeep", wb);
     d.output("s_axis_tready", one);
     let in_packet = d.reg("rx_in_packet", 1, 0);
     let rx_header = rx_valid & !in_packet.q;
@@ -212,10 +218,10 @@ pub fn reduction_bridge(s: &BridgeSpec) -> Result<Netlist, Error> {
     // The result may start while the last contribution beats still leave.
     let rx_payload = rx_valid & in_packet.q & (at(2) | at(3));
     let rx_beat = d.reg("rx_beat", bits_for(max_beats + 1), 0);
-    let result = d.reg("result", max_beats * 128, 0);
+    let result = d.reg("result", max_beats * w, 0);
     in_packet.next_when(rx_valid, !rx_last);
     rx_beat.next_when(rx_payload, rx_beat.q + 1u32).next_when(at(1), d.lit(0, rx_beat.q.width));
-    let placed: Vec<Sig> = (0..max_beats).map(|b| rx_beat.q.eq(b as u128).mux(rx_data, result.q.bits(b * 128, 128))).collect();
+    let placed: Vec<Sig> = (0..max_beats).map(|b| rx_beat.q.eq(b as u128).mux(rx_data, result.q.bits(b * w, w))).collect();
     result.next_when(rx_payload, d.cat(&placed.into_iter().rev().collect::<Vec<_>>()));
     let got = d.reg("result_in", 1, 0);
     got.next_when(rx_payload & rx_last, one).next_when(at(1), zero);

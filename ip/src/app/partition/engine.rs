@@ -9,12 +9,12 @@
 //! never for a later step. A data packet: header `dst` = the reader's node and [`HALO_PORT`],
 //! `tag` = the dat's number in [`HaloTables::dats`], `user` = the position of its first element in
 //! the owner's export list to that reader ([`super::halo::Halo::exports`], ascending), `length`
-//! = elements × beats per element × 16 bytes; then per element ⌈bits / 128⌉ beats, the element's
-//! components from bit 0, zero-padded. The reader writes element k of a packet from node s to
+//! = elements × beats per element × W/8 bytes (W the router's datapath width, 128 or 256 bits);
+//! then per element ⌈bits / W⌉ beats, the element's components from bit 0, zero-padded. The reader writes element k of a packet from node s to
 //! the address `recv[base(s, dat) + user + k]`. The step is done (`halo_done` high while `sync`
 //! stays high) once every packet is sent and every expected element written.
 //!
-//! Throughput: one element every ⌈bits / 128⌉ + 2 cycles on the sending side (a table read and
+//! Throughput: one element every ⌈bits / W⌉ + 2 cycles on the sending side (a table read and
 //! a memory read before its beats); the receiver takes a beat every cycle.
 
 use std::collections::BTreeMap;
@@ -44,9 +44,9 @@ pub struct HaloDat {
 }
 
 impl HaloDat {
-    /// 128-bit beats an element takes.
-    pub fn beats(&self) -> usize {
-        self.bits.div_ceil(128)
+    /// Beats of a `width`-bit datapath an element takes.
+    pub fn beats(&self, width: usize) -> usize {
+        self.bits.div_ceil(width)
     }
 }
 
@@ -143,20 +143,22 @@ fn destination(config: &RouterConfig, n: usize, port: usize) -> u128 {
     (c[0] | c[1] << 6 | c[2] << 12 | port << 18) as u128
 }
 
-/// Builds the engine for `t`. A router width other than 128 bits, tables of more than 2^16
+/// Builds the engine for `t`. A router width not a multiple of 128 bits, tables of more than 2^16
 /// entries, a packet longer than the router's largest or more than 16 dats are errors naming
 /// the field.
 pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     let nodes = t.config.nodes();
-    let bpe_max = t.dats.iter().map(HaloDat::beats).max().unwrap_or(1);
-    if t.config.width != 128 {
-        return Err(Error::Config(format!("halo engine: router width {}: the engine's datapath is 128 bits (allowed: 128)", t.config.width)));
+    let w = t.config.width;
+    let wb = w / 8;
+    let bpe_max = t.dats.iter().map(|x| x.beats(w)).max().unwrap_or(1);
+    if w % 128 != 0 || w == 0 {
+        return Err(Error::Config(format!("halo engine: router width {w}: allowed a multiple of 128 bits")));
     }
     if t.dats.is_empty() || t.dats.len() > 16 {
         return Err(Error::Config(format!("halo engine: {} dats: allowed range is 1 ..= 16", t.dats.len())));
     }
     for p in &t.packets {
-        let bytes = p.count * t.dats[p.dat].beats() * 16;
+        let bytes = p.count * t.dats[p.dat].beats(w) * wb;
         if bytes > t.config.max_packet_bytes || p.count == 0 {
             return Err(Error::Config(format!("halo engine: a packet of {} elements ({bytes} bytes): allowed 1 element ..= max_packet_bytes {}", p.count, t.config.max_packet_bytes)));
         }
@@ -230,38 +232,38 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     let left = d.reg("elements_left", pf[3], 0);
     let send_ptr = d.reg("send_pointer", sab, 0);
     let beat = d.reg("beat", bits_for(bpe_max + 1), 0);
-    let element = d.reg("element", bpe_max * 128, 0);
+    let element = d.reg("element", bpe_max * w, 0);
     let credits: Vec<_> = (0..nodes).map(|n| d.reg(&format!("credit_node{n}"), 4, 0)).collect();
     let credit_here = (0..nodes).fold(zero, |acc, n| cur_dst.q.eq(n as u128).mux(credits[n].q.any(), acc));
-    let beat_counts: Vec<u128> = t.dats.iter().map(|x| x.beats() as u128).collect();
+    let beat_counts: Vec<u128> = t.dats.iter().map(|x| x.beats(w) as u128).collect();
     let bw = bits_for(bpe_max + 1);
     let node_dst = (0..nodes).fold(d.lit(0, 22), |acc, n| cur_dst.q.eq(n as u128).mux(d.lit(destination(&t.config, n, HALO_PORT), 22), acc));
     let bpe = rom(&d, &beat_counts, bw, cur_dat.q);
     let tx_ready = d.input("m_axis_tready", 1);
 
     // The header of the current beat: a token or a packet.
-    let length = (left.q.zext(14).mul(bpe.zext(14)).bits(0, 14)).shl_const(4).bits(0, 14);
+    let length = (left.q.zext(14).mul(bpe.zext(14)).bits(0, 14)).shl_const(wb.trailing_zeros() as usize).bits(0, 14);
     let token_header = token_dst.zext(128) | h("tag", d.lit(TOKEN_TAG as u128, 16));
     let position = d.reg("packet_position", pf[2], 0);
     let packet_header = node_dst.zext(128) | h("tag", cur_dat.q.zext(16)) | h("length", length) | h("user", position.q.zext(32));
-    let payload = (0..bpe_max).fold(d.lit(0, 128), |acc, b| beat.q.eq(b as u128).mux(element.q.bits(b * 128, 128), acc));
+    let payload = (0..bpe_max).fold(d.lit(0, w), |acc, b| beat.q.eq(b as u128).mux(element.q.bits(b * w, w), acc));
     let tx_valid = at(1) | at(4) | at(7);
-    let tx_data = at(1).mux(token_header, at(4).mux(packet_header, payload));
+    let tx_data = at(1).mux(token_header.zext(w), at(4).mux(packet_header.zext(w), payload));
     let last_beat = beat.q.eq(bpe - 1u32);
     let tx_last = at(1) | at(7) & last_beat & left.q.eq(1u32);
     let fire = tx_valid & tx_ready;
     d.output("m_axis_tdata", tx_data);
-    d.output("m_axis_tkeep", d.lit(0xFFFF, 16));
+    d.output("m_axis_tkeep", d.lit((1u128 << wb) - 1, wb));
     d.output("m_axis_tlast", tx_last);
     d.output("m_axis_tvalid", tx_valid);
 
     // Reads of the dats: every dat's read address is the send table's entry.
     let send_addr = sends.read(send_ptr.q).named("send_address");
-    let mut read_data = d.lit(0, bpe_max * 128);
+    let mut read_data = d.lit(0, bpe_max * w);
     for (k, x) in t.dats.iter().enumerate() {
         d.output(&format!("{}_rd_addr", x.name), send_addr.resize(x.addr_bits));
         let data = d.input(&format!("{}_rd_data", x.name), x.bits);
-        read_data = cur_dat.q.eq(k as u128).mux(data.zext(bpe_max * 128), read_data);
+        read_data = cur_dat.q.eq(k as u128).mux(data.zext(bpe_max * w), read_data);
     }
 
     let no_tokens = token_count.eq(0u32);
@@ -289,10 +291,10 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     beat.next_when(at(7) & fire, beat.q + 1u32).next_when(at(6), d.lit(0, beat.q.width));
 
     d.section("receiving: tokens become credits, values go to the addresses their header names");
-    let rx_data = d.input("s_axis_tdata", 128);
+    let rx_data = d.input("s_axis_tdata", w);
     let rx_valid = d.input("s_axis_tvalid", 1);
     let rx_last = d.input("s_axis_tlast", 1);
-    let _ = d.input("s_axis_tkeep", 16);
+    let _ = d.input("s_axis_tkeep", wb);
     d.output("s_axis_tready", one);
     let in_packet = d.reg("rx_in_packet", 1, 0);
     let header_now = rx_valid & !in_packet.q;
@@ -313,7 +315,7 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     let rx_dat = d.reg("rx_dat", pf[1], 0);
     let rx_index = d.reg("rx_index", rab, 0);
     let rx_beat = d.reg("rx_beat", bits_for(bpe_max + 1), 0);
-    let assembly = d.reg("rx_assembly", bpe_max * 128, 0);
+    let assembly = d.reg("rx_assembly", bpe_max * w, 0);
     let mut base = d.lit(0, rab);
     for (&(s, k), &b) in &t.recv_base {
         base = (src.eq(s as u128) & hf("tag").eq(k as u128)).mux(d.lit(b as u128, rab), base);
@@ -325,7 +327,7 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     rx_dat.next_when(header_now, hf("tag").bits(0, pf[1]));
     rx_index.next_when(header_now, base + hf("user").resize(rab)).next_when(element_ends, rx_index.q + 1u32);
     rx_beat.next_when(payload_now, element_ends.mux(d.lit(0, rx_beat.q.width), rx_beat.q + 1u32)).next_when(header_now, d.lit(0, rx_beat.q.width));
-    let placed: Vec<Sig> = (0..bpe_max).map(|b| rx_beat.q.eq(b as u128).mux(rx_data, assembly.q.bits(b * 128, 128))).collect();
+    let placed: Vec<Sig> = (0..bpe_max).map(|b| rx_beat.q.eq(b as u128).mux(rx_data, assembly.q.bits(b * w, w))).collect();
     let whole = d.cat(&placed.into_iter().rev().collect::<Vec<_>>());
     assembly.next_when(payload_now, whole);
     let target = recv.read(rx_index.q).named("receive_address");

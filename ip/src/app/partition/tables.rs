@@ -52,7 +52,7 @@ impl HaloTables {
                         t.dats.len() - 1
                     }
                 };
-                let per_packet = (config.max_packet_bytes / (16 * t.dats[tag].beats())).max(1);
+                let per_packet = (config.max_packet_bytes / (config.width / 8 * t.dats[tag].beats(config.width))).max(1);
                 let at = |e: &u32| local[set.index()].get(e).copied().ok_or_else(|| Error::Config(format!("node {p}: halo element {e} of `{name}` is not held")));
                 for to in (0..partition.parts).filter(|&q| q != p) {
                     let exports = halo.exports(partition, p, to, set);
