@@ -132,7 +132,7 @@ pub fn reduction_bridge(s: &BridgeSpec) -> Result<Netlist, Error> {
     if !matches!(s.ty, ElementType::F32 | ElementType::F64) {
         return Err(Error::Config(format!("reduction bridge: element type {}: allowed f32, f64", s.ty.name())));
     }
-    if s.width % 128 != 0 || s.width == 0 {
+    if !s.width.is_multiple_of(128) || s.width == 0 {
         return Err(Error::Config(format!("reduction bridge: width {}: allowed a multiple of 128 bits", s.width)));
     }
     let d = Design::new();

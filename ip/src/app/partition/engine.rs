@@ -151,7 +151,7 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
     let w = t.config.width;
     let wb = w / 8;
     let bpe_max = t.dats.iter().map(|x| x.beats(w)).max().unwrap_or(1);
-    if w % 128 != 0 || w == 0 {
+    if !w.is_multiple_of(128) || w == 0 {
         return Err(Error::Config(format!("halo engine: router width {w}: allowed a multiple of 128 bits")));
     }
     if t.dats.is_empty() || t.dats.len() > 16 {
