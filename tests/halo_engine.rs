@@ -1,12 +1,14 @@
-//! The halo engine's Verilog in the outside tools: node 0's engine of Airfoil split over a 2×2×1
-//! torus (960 cells, METIS; the same tables `-p weft-ip --test app_halo_engine` runs in the
-//! built-in simulator) passes Verilator's lint with -Wall and synthesizes with Yosys
+//! The halo engine's and the reduction bridge's Verilog in the outside tools: node 0's engine of
+//! Airfoil split over a 2×2×1 torus (960 cells, METIS; the same tables
+//! `-p weft-ip --test app_halo_engine` runs in the built-in simulator) and Airfoil's bridge
+//! (the rms, binary64) pass Verilator's lint with -Wall and synthesize with Yosys
 //! (synth_xilinx); the figures are printed.
 
 use weft::hdl::export::{export_netlist, ModuleSpec};
 use weft::hdl::float::FloatFormat;
 use weft::hdl::pipeline::Stages;
 use weft::ip::airfoil::naca0012::naca0012;
+use weft::ip::app::partition::bridge::{reduction_bridge, BridgeSpec};
 use weft::ip::app::partition::engine::{halo_engine, HaloTables};
 use weft::ip::app::partition::halo::Halo;
 use weft::ip::app::partition::nodes::compile_node;
@@ -48,4 +50,22 @@ fn the_halo_engine_lints_and_synthesizes() {
         report.lut_rams,
         report.brams
     );
+}
+
+#[test]
+fn the_reduction_bridge_lints_and_synthesizes() {
+    let mesh = naca0012(16, 20).unwrap().data();
+    let app = Application::<f64>::load("airfoil.app", include_str!("../examples/apps/airfoil.app"), &mesh).unwrap();
+    let bridge = BridgeSpec::build(&app, 128, 1024).unwrap();
+    let spec = ModuleSpec { family: "app", name: "reduction_bridge".into(), summary: "Airfoil's reduction bridge (rms, binary64)".into(), parameters: vec![], hidden_ports: vec![] };
+    let text = export_netlist(&spec, &reduction_bridge(&bridge).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("weft-test-reduction-bridge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("reduction_bridge.v");
+    std::fs::write(&file, &text).unwrap();
+    verilator_lint(&file, "reduction_bridge").unwrap();
+    let report = yosys_synth(&file, "reduction_bridge").unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.luts > 0 && report.flip_flops > 0);
+    println!("reduction_bridge (1 global of 1 binary64 element): {} LUT, {} FF, {} DSP", report.luts, report.flip_flops, report.dsps);
 }

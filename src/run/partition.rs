@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use weft_ip::app::partition::halo::Halo;
 use weft_ip::app::partition::{partition, Method};
-use weft_ip::app::{Application, Arg, MeshData};
+use weft_ip::app::{Application, Arg, Element, MeshData, SetId};
 
 use crate::Error;
 
@@ -57,25 +57,7 @@ pub fn command(file: &Path, mesh: &MeshData, parts: usize, primary: Option<&str>
     let app = Application::<f64>::load_as(&file.display().to_string(), &source, mesh)?;
     let loops = app.loop_args();
     let a = &app.app;
-    let primary = match primary {
-        Some(name) => app.set_id(name).ok_or_else(|| Error::Input(format!("`--primary {name}`: the application has no set `{name}`")))?,
-        None => loops
-            .iter()
-            .flat_map(|l| l.2.iter())
-            .find_map(|arg| match *arg {
-                Arg::Indirect(_, m, _, acc) if acc.writes() && a.map_info(m).3 >= 2 => Some(a.map_info(m).2),
-                _ => None,
-            })
-            .ok_or_else(|| Error::Input("no loop increments through a map of dimension two or more: name the set to split with `--primary SET`".into()))?,
-    };
-    let method = match split {
-        "metis" => Method::Metis,
-        s if s.starts_with("coords:") => {
-            let dat = &s["coords:".len()..];
-            Method::Geometric { coords: app.dat_id(dat).ok_or_else(|| Error::Input(format!("`--split {s}`: the application has no dat `{dat}`")))? }
-        }
-        other => return Err(Error::Input(format!("`--split {other}`: allowed `metis` or `coords:DAT`"))),
-    };
+    let (primary, method) = split_of(&app, primary, split)?;
     let p = partition(a, &loops, primary, parts, method)?;
     let h = Halo::build(a, &loops, &p);
     let sets = a
@@ -108,4 +90,32 @@ pub fn command(file: &Path, mesh: &MeshData, parts: usize, primary: Option<&str>
     let text = serde_json::to_string(&written).map_err(|e| Error::Io(e.to_string()))?;
     std::fs::write(&path, text).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
     Ok(path)
+}
+
+/// The set `primary` names (by default the target of the first map of dimension two or more
+/// that a loop increments or writes through: Airfoil's cells) and the method `split` names
+/// (`metis`, or `coords:DAT`).
+pub fn split_of<T: Element>(app: &Application<T>, primary: Option<&str>, split: &str) -> Result<(SetId, Method), Error> {
+    let loops = app.loop_args();
+    let a = &app.app;
+    let primary = match primary {
+        Some(name) => app.set_id(name).ok_or_else(|| Error::Input(format!("`--primary {name}`: the application has no set `{name}`")))?,
+        None => loops
+            .iter()
+            .flat_map(|l| l.2.iter())
+            .find_map(|arg| match *arg {
+                Arg::Indirect(_, m, _, acc) if acc.writes() && a.map_info(m).3 >= 2 => Some(a.map_info(m).2),
+                _ => None,
+            })
+            .ok_or_else(|| Error::Input("no loop increments through a map of dimension two or more: name the set to split with `--primary SET`".into()))?,
+    };
+    let method = match split {
+        "metis" => Method::Metis,
+        s if s.starts_with("coords:") => {
+            let dat = &s["coords:".len()..];
+            Method::Geometric { coords: app.dat_id(dat).ok_or_else(|| Error::Input(format!("`--split {s}`: the application has no dat `{dat}`")))? }
+        }
+        other => return Err(Error::Input(format!("`--split {other}`: allowed `metis` or `coords:DAT`"))),
+    };
+    Ok((primary, method))
 }

@@ -13,6 +13,8 @@ use weft_ip::system::allreduce::ElementType;
 use weft_ip::system::kernel_port::{pack_dst, KernelPort};
 use weft_ip::system::{Allreduce, NodeConfig};
 
+use super::application::{AppSpec, ApplicationSection};
+
 /// A board weft writes constraints for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Board {
@@ -59,6 +61,7 @@ struct File {
     #[serde(default)]
     kernel: Vec<KernelSection>,
     allreduce: Option<AllreduceSection>,
+    application: Option<ApplicationSection>,
 }
 
 /// The in-network allreduce engine (`[allreduce]`).
@@ -171,6 +174,8 @@ pub struct SystemConfig {
     pub channel_latency: usize,
     /// One entry per IntraNode port, in index order.
     pub ports: Vec<Port>,
+    /// The mesh application the nodes run (`[application]`), when given.
+    pub application: Option<AppSpec>,
 }
 
 /// `key` must be an integer in `lo..=hi`.
@@ -371,7 +376,9 @@ impl SystemConfig {
             }
             ports[index] = Port { index, clock, kernel: p.kernel.clone() };
         }
-        Ok(SystemConfig { name: file.name, board, node, fabric_mhz, kernel_mhz, channel_latency, ports })
+        let described: Vec<usize> = file.port.iter().map(|p| p.index as usize).collect();
+        let application = file.application.map(|a| a.check(base, &node, &described)).transpose()?;
+        Ok(SystemConfig { name: file.name, board, node, fabric_mhz, kernel_mhz, channel_latency, ports, application })
     }
 
     /// Whether anything runs on the kernel clock: a port (through the shell) or a wired kernel

@@ -3,6 +3,7 @@
 //! IntraNode ports run on a kernel clock, constraints for the board's vendor tool, and a FuseSoC
 //! core file — and the check of those outputs.
 
+pub mod application;
 pub mod config;
 pub mod constraints;
 pub mod fusesoc;
@@ -216,6 +217,9 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         written.extend([v.top.clone(), v.kernel_xml.clone(), v.package.clone(), v.linker.clone()]);
     }
     written.extend(files.platform_designer.clone());
+    if let Some(app) = &config.application {
+        written.extend(application::generate(config, app, &node_net, &generated.join("system"))?);
+    }
     Ok(written)
 }
 

@@ -53,7 +53,7 @@ impl<T: Element> AppNode<T> {
 }
 
 /// Builds every node's module for `partition` of `app` on `torus` and loads it (program,
-/// tables). The application's name prefixes the modules.
+/// tables). The modules are `<name><node>`.
 #[allow(clippy::too_many_arguments)]
 pub fn app_nodes<T: Element, D: Device>(
     name: &str,
@@ -71,7 +71,7 @@ pub fn app_nodes<T: Element, D: Device>(
             let (share, node_app, compiled) = compile_node(app, mesh, partition, halo, stages, load, q)?;
             let tables = HaloTables::build(app, partition, halo, q, &share, &compiled, config)?;
             let bridge = BridgeSpec::build(app, config.width, config.max_packet_bytes)?;
-            let mut sim = Evaluator::new(app_node(name, q, &compiled.net, &tables, &bridge)?);
+            let mut sim = Evaluator::new(app_node(&format!("{name}{q}"), &compiled.net, &tables, &bridge)?);
             sim.reset(2);
             Host { app: &node_app, plan: &compiled.plan, name: "" }.load_program(&mut sim, &compiled.loops);
             load_tables(&mut sim, &tables);

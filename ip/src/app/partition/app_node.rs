@@ -20,10 +20,9 @@ use super::bridge::{reduction_bridge, BridgeSpec};
 use super::engine::{halo_engine, HaloTables};
 use crate::Error;
 
-/// The module of node `node`'s share of application `name`: `<name>_node<node>`, with its
-/// children `<…>_program`, `<…>_halo` and `<…>_reduce`.
-pub fn app_node(name: &str, node: usize, program: &Netlist, tables: &HaloTables, bridge: &BridgeSpec) -> Result<Netlist, Error> {
-    let module = format!("{name}_node{node}");
+/// One node's application module, to be exported as `module`; its children are
+/// `<module>_accelerator` (the compiled program), `<module>_halo` and `<module>_reduce`.
+pub fn app_node(module: &str, program: &Netlist, tables: &HaloTables, bridge: &BridgeSpec) -> Result<Netlist, Error> {
     let program = Rc::new(program.clone());
     let engine = Rc::new(halo_engine(tables)?);
     let reducer = Rc::new(reduction_bridge(bridge)?);
@@ -33,9 +32,9 @@ pub fn app_node(name: &str, node: usize, program: &Netlist, tables: &HaloTables,
         }
     }
     let d = Design::new();
-    let p = d.instance(&program, &format!("{module}_program"), "program");
-    let e = d.instance(&engine, &format!("{module}_halo"), "halo");
-    let r = d.instance(&reducer, &format!("{module}_reduce"), "reduce");
+    let p = d.instance(&program, "accelerator", "accelerator");
+    let e = d.instance(&engine, "halo", "halo");
+    let r = d.instance(&reducer, "reduce", "reduce");
 
     d.section("sync steps: reductions first, then the halos, then the program goes on");
     let (sync, sync_id) = (p.output("sync"), p.output("sync_id").resize(16));
