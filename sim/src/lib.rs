@@ -32,3 +32,4 @@ pub mod link;
 pub mod network;
 pub mod plot;
 pub mod speed;
+pub mod transceiver;

@@ -5,6 +5,7 @@ pub mod config;
 pub mod crc;
 pub mod endpoint;
 pub mod format;
+pub mod gt;
 pub mod lane;
 pub mod spec;
 
