@@ -1,6 +1,9 @@
 //! The transceiver wrapper's Verilog in the outside tools: for the shipped links' two lanes it
 //! passes Verilator's lint with -Wall and synthesizes with Yosys (synth_xilinx); the figures are
-//! printed. Its behaviour on the gearbox model: `cargo test --release -p weft-sim --test transceiver`.
+//! printed. The U280 system's transceiver files: `<cfg>_node_gt` lints with the node, and
+//! `<cfg>_gt.tcl` runs against stub Vivado commands that check every channel, rate and clock
+//! (a script with one channel moved fails). Its behaviour on the gearbox model:
+//! `cargo test --release -p weft-sim --test transceiver`.
 
 use weft::hdl::export::{export_netlist, ModuleSpec};
 use weft::ip::link::gt::gt_wrapper;
@@ -19,4 +22,36 @@ fn the_transceiver_wrapper_lints_and_synthesizes() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(report.luts > 0 && report.flip_flops > 0);
     println!("gt_wrapper_x2: {} LUT, {} FF, {} LUT levels", report.luts, report.flip_flops, report.logic_depth);
+}
+
+#[test]
+fn the_u280_transceiver_files_lint_and_pass_the_stub_check() {
+    use weft::system::transceivers::{assignment, check_gt_tcl, gt_tcl, RATES};
+    let out = std::env::temp_dir().join(format!("weft-test-gt-files-{}", std::process::id()));
+    let config = weft::system::shipped()[0].clone();
+    assert_eq!(config.board.name, "u280");
+    let written = weft::system::generate(&config, &out, &out.join("constraints")).unwrap();
+    let dir = out.join("system");
+    let (top, tcl) = (dir.join("torus_4x2x1_node_gt.v"), dir.join("torus_4x2x1_gt.tcl"));
+    assert!(written.contains(&top) && written.contains(&tcl));
+    weft::tools::verilator_lint_files(&[&dir.join("torus_4x2x1_node.v"), &top], "torus_4x2x1_node_gt").unwrap();
+    check_gt_tcl(&tcl, &config, RATES[0]).unwrap();
+    // Four links of two lanes: X+ and X− on QSFP0's four channels, Y+ and Y− on QSFP1's.
+    let sites: Vec<(String, Vec<&str>)> = assignment(&config).unwrap().into_iter().map(|(e, l)| (e.name(), l.into_iter().map(|x| x.1).collect())).collect();
+    assert_eq!(sites[0], ("xp".to_string(), vec!["X0Y40", "X0Y41"]));
+    assert_eq!(sites[3], ("yn".to_string(), vec!["X0Y46", "X0Y47"]));
+    // The 25.78125 Gb/s script passes for its own rate, not for the other.
+    let fast = out.join("fast_gt.tcl");
+    std::fs::write(&fast, gt_tcl(&config, RATES[1]).unwrap()).unwrap();
+    check_gt_tcl(&fast, &config, RATES[1]).unwrap();
+    assert!(check_gt_tcl(&fast, &config, RATES[0]).is_err());
+    // A channel moved: refused.
+    let moved = out.join("moved_gt.tcl");
+    std::fs::write(&moved, std::fs::read_to_string(&tcl).unwrap().replacen("X0Y41 X0Y42", "X0Y42 X0Y41", 1)).unwrap();
+    assert!(check_gt_tcl(&moved, &config, RATES[0]).is_err());
+    let _ = std::fs::remove_dir_all(&out);
+    // Six links of two lanes need 12 channels: more than the U280's two cages.
+    let cube = weft::system::parse(&std::fs::read_to_string("examples/torus_4x2x1.toml").unwrap().replace("dims = [4, 2, 1]", "dims = [2, 2, 2]")).unwrap();
+    let err = assignment(&cube).unwrap_err().to_string();
+    assert!(err.contains("12 transceiver channels") && err.contains("8"), "{err}");
 }

@@ -11,6 +11,7 @@ pub mod ipxact;
 pub mod platform_designer;
 pub use weft_tools::ports;
 pub mod tops;
+pub mod transceivers;
 pub mod vitis;
 
 use crate::Error;
@@ -82,6 +83,9 @@ pub struct Files {
     pub platform_designer: Option<PathBuf>,
     /// `<generated>/kernels/<kernel>.v` of each kernel the ports serve, sorted, once each.
     pub kernels: Vec<PathBuf>,
+    /// On the U280: `<name>_node_gt.v` (the node with its transceiver wrappers) and
+    /// `<name>_gt.tcl` (the GT wizard IPs).
+    pub transceivers: Option<(PathBuf, PathBuf)>,
 }
 
 /// The files of the node as a Vitis RTL kernel.
@@ -122,6 +126,7 @@ impl Files {
             }),
             platform_designer: (config.board.vendor == config::Vendor::Intel).then(|| dir.join(format!("{name}_node_hw.tcl"))),
             kernels,
+            transceivers: transceivers::applies(config).then(|| (dir.join(format!("{name}_node_gt.v")), dir.join(format!("{name}_gt.tcl")))),
         }
     }
 
@@ -217,6 +222,13 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         written.extend([v.top.clone(), v.kernel_xml.clone(), v.package.clone(), v.linker.clone()]);
     }
     written.extend(files.platform_designer.clone());
+    if let Some((top, tcl)) = &files.transceivers {
+        let summary = format!("{name}_node with every link's lanes on transceiver gearboxes (the GT wizard IPs of {name}_gt.tcl)");
+        let spec = weft_hdl::export::ModuleSpec { family: "system", name: format!("{name}_node_gt"), summary, parameters: vec![], hidden_ports: vec![] };
+        write(top, &export_netlist(&spec, &transceivers::node_gt(config, &node_net)?)?)?;
+        write(tcl, &transceivers::gt_tcl(config, transceivers::RATES[0])?)?;
+        written.extend([top.clone(), tcl.clone()]);
+    }
     if let Some(app) = &config.application {
         written.extend(application::generate(config, app, &node_net, &generated.join("system"))?);
     }
