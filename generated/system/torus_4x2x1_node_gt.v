@@ -235,7 +235,8 @@ wire gt_xp_gt_rxgearboxslip0;
 wire gt_xp_gt_rxgearboxslip1;
 wire [131:0] gt_xp_rx_serial;
 wire [1:0] gt_xp_gt_locked;
-wire [31:0] gt_xp_gt_slips;
+wire [31:0] gt_xp_gt_slips0;
+wire [31:0] gt_xp_gt_slips1;
 wire [1:0] gt_xn_gt_txheader0;
 wire [63:0] gt_xn_gt_txdata0;
 wire [1:0] gt_xn_gt_txheader1;
@@ -244,7 +245,8 @@ wire gt_xn_gt_rxgearboxslip0;
 wire gt_xn_gt_rxgearboxslip1;
 wire [131:0] gt_xn_rx_serial;
 wire [1:0] gt_xn_gt_locked;
-wire [31:0] gt_xn_gt_slips;
+wire [31:0] gt_xn_gt_slips0;
+wire [31:0] gt_xn_gt_slips1;
 wire [1:0] gt_yp_gt_txheader0;
 wire [63:0] gt_yp_gt_txdata0;
 wire [1:0] gt_yp_gt_txheader1;
@@ -253,7 +255,8 @@ wire gt_yp_gt_rxgearboxslip0;
 wire gt_yp_gt_rxgearboxslip1;
 wire [131:0] gt_yp_rx_serial;
 wire [1:0] gt_yp_gt_locked;
-wire [31:0] gt_yp_gt_slips;
+wire [31:0] gt_yp_gt_slips0;
+wire [31:0] gt_yp_gt_slips1;
 wire [1:0] gt_yn_gt_txheader0;
 wire [63:0] gt_yn_gt_txdata0;
 wire [1:0] gt_yn_gt_txheader1;
@@ -262,7 +265,8 @@ wire gt_yn_gt_rxgearboxslip0;
 wire gt_yn_gt_rxgearboxslip1;
 wire [131:0] gt_yn_rx_serial;
 wire [1:0] gt_yn_gt_locked;
-wire [31:0] gt_yn_gt_slips;
+wire [31:0] gt_yn_gt_slips0;
+wire [31:0] gt_yn_gt_slips1;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- node (torus_4x2x1_node) ----
@@ -344,7 +348,8 @@ torus_4x2x1_node_gt_gt_lanes gt_xp (
     .gt_rxgearboxslip1(gt_xp_gt_rxgearboxslip1),
     .rx_serial(gt_xp_rx_serial),
     .gt_locked(gt_xp_gt_locked),
-    .gt_slips(gt_xp_gt_slips)
+    .gt_slips0(gt_xp_gt_slips0),
+    .gt_slips1(gt_xp_gt_slips1)
 );
 
 // ---- gt_xn (gt_lanes) ----
@@ -364,7 +369,8 @@ torus_4x2x1_node_gt_gt_lanes gt_xn (
     .gt_rxgearboxslip1(gt_xn_gt_rxgearboxslip1),
     .rx_serial(gt_xn_rx_serial),
     .gt_locked(gt_xn_gt_locked),
-    .gt_slips(gt_xn_gt_slips)
+    .gt_slips0(gt_xn_gt_slips0),
+    .gt_slips1(gt_xn_gt_slips1)
 );
 
 // ---- gt_yp (gt_lanes) ----
@@ -384,7 +390,8 @@ torus_4x2x1_node_gt_gt_lanes gt_yp (
     .gt_rxgearboxslip1(gt_yp_gt_rxgearboxslip1),
     .rx_serial(gt_yp_rx_serial),
     .gt_locked(gt_yp_gt_locked),
-    .gt_slips(gt_yp_gt_slips)
+    .gt_slips0(gt_yp_gt_slips0),
+    .gt_slips1(gt_yp_gt_slips1)
 );
 
 // ---- gt_yn (gt_lanes) ----
@@ -404,7 +411,8 @@ torus_4x2x1_node_gt_gt_lanes gt_yn (
     .gt_rxgearboxslip1(gt_yn_gt_rxgearboxslip1),
     .rx_serial(gt_yn_rx_serial),
     .gt_locked(gt_yn_gt_locked),
-    .gt_slips(gt_yn_gt_slips)
+    .gt_slips0(gt_yn_gt_slips0),
+    .gt_slips1(gt_yn_gt_slips1)
 );
 
 assign xp_gt_txheader0 = gt_xp_gt_txheader0;
@@ -479,7 +487,8 @@ module torus_4x2x1_node_gt_gt_lanes(
     gt_rxgearboxslip1,
     rx_serial,
     gt_locked,
-    gt_slips
+    gt_slips0,
+    gt_slips1
 );
     // clocks and resets
     input wire rx_clk;
@@ -501,7 +510,8 @@ module torus_4x2x1_node_gt_gt_lanes(
     output wire gt_rxgearboxslip1;
     output wire [131:0] rx_serial;
     output wire [1:0] gt_locked;
-    output reg [31:0] gt_slips;
+    output reg [31:0] gt_slips0;
+    output reg [31:0] gt_slips1;
 
 // verilator lint_off UNUSEDSIGNAL
 // receive: block lock by slipping the transceiver's gearbox
@@ -558,7 +568,8 @@ always @(posedge rx_clk) begin
     if (rx_rst) headers1 <= 7'h0; else headers1 <= (locked1 & (~locked1_and_4)) ? (locked1_and_3 ? 7'h0 : (headers1 + 7'h1)) : headers1_sel;
     if (rx_rst) invalid1 <= 5'h0; else invalid1 <= (locked1_and_3 | locked1_and_4 | locked1_and_2) ? 5'h0 : ((locked1 & (~header_valid1)) ? (invalid1 + 5'h1) : invalid1);
     if (rx_rst) slip_wait1 <= 6'h0; else slip_wait1 <= slip1 ? 6'h20 : ((~slip_wait1_is0) ? (slip_wait1 - 6'h1) : slip_wait1);
-    if (rx_rst) gt_slips <= 32'h0; else gt_slips <= (slip0 | slip1) ? (gt_slips + 32'h1) : gt_slips;
+    if (rx_rst) gt_slips0 <= 32'h0; else gt_slips0 <= slip0 ? (gt_slips0 + 32'h1) : gt_slips0;
+    if (rx_rst) gt_slips1 <= 32'h0; else gt_slips1 <= slip1 ? (gt_slips1 + 32'h1) : gt_slips1;
 end
 
 assign gt_txheader0 = tx_serial[1:0];

@@ -16,7 +16,7 @@
 //! Ports: `rx_clk`/`rx_rst` (the lanes' receive user clock, the node's `<e>_rx_clk`);
 //! `tx_serial` (66·L bits, from the node's `<e>_tx_serial`), `gt_txheader<l>`, `gt_txdata<l>`;
 //! `gt_rxheader<l>`, `gt_rxdata<l>`, `gt_rxgearboxslip<l>`, `rx_serial` (66·L bits, to the
-//! node's `<e>_rx_serial`); `gt_locked` (one bit per lane) and counter `gt_slips`.
+//! node's `<e>_rx_serial`); `gt_locked` (one bit per lane) and per lane counter `gt_slips<l>`.
 
 use weft_hdl::netlist::{Design, Netlist, Reset};
 
@@ -75,7 +75,8 @@ pub fn gt_wrapper(lanes: usize) -> Result<Netlist, Error> {
     d.output("rx_serial", d.cat(&rx));
     let lb: Vec<_> = locked_bits.into_iter().rev().collect();
     d.output("gt_locked", d.cat(&lb));
-    let any_slip = slips.into_iter().reduce(|a, b| a | b).unwrap_or(zero);
-    d.counter("gt_slips", any_slip);
+    for (l, slip) in slips.into_iter().enumerate() {
+        d.counter(&format!("gt_slips{l}"), slip);
+    }
     Ok(d.finish())
 }
