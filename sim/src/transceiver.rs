@@ -56,63 +56,76 @@ impl GtModel {
 }
 
 /// A link endpoint as it sits on a transceiver, for the link co-simulations: the endpoint of
-/// `config` behind the transceiver wrapper (`weft_ip::link::gt`), with a hardware model of the
-/// receive gearbox between the line and the wrapper — each lane's 66-bit words cut at an
-/// alignment that moves one bit later `slip_latency` cycles after each `RXGEARBOXSLIP` pulse.
-/// Ports as the endpoint's (`rx_serial` is the line as the channel model delivers it), plus
-/// `gt_locked` and `gt_slips<l>`.
+/// `config` behind the transceiver wrapper with a hardware model of the receive gearbox
+/// ([`on_gearboxes`]). Ports as the endpoint's, plus `gt_locked` and `gt_slips<l>`.
 pub fn endpoint_on_gearbox(config: &weft_ip::link::LinkConfig, slip_latency: usize) -> Result<Netlist, weft_ip::Error> {
-    let lanes = config.lanes;
-    let endpoint = Rc::new(weft_ip::link::endpoint(config)?);
-    let wrapper = Rc::new(weft_ip::link::gt::gt_wrapper(lanes)?);
     let rx_clock = if config.rx_clock { "rx_clk" } else { "clk" };
-    let d = Design::new();
-    let e = d.instance(&endpoint, "endpoint", "endpoint");
-    let g = d.instance_clocked(&wrapper, "gt_lanes", "gt", &|_| rx_clock.to_string());
-    let mut line = vec![];
-    for l in 0..lanes {
-        let h = g.output(&format!("gt_txheader{l}"));
-        line.push(g.output(&format!("gt_txdata{l}")).cat(h));
-    }
-    g.input("tx_serial").define(e.output("tx_serial"));
-    let line: Vec<_> = line.into_iter().rev().collect();
-    d.output("tx_serial", d.cat(&line));
+    on_gearboxes(&weft_ip::link::endpoint(config)?, "endpoint", &[(String::new(), rx_clock.to_string())], config.lanes, slip_latency)
+}
 
-    d.section("the receive gearbox model: each lane's words at its alignment, moved by slips");
-    let rx_domain = d.net().domain_named(rx_clock);
-    let previous = d.net().set_domain(rx_domain);
-    let raw = d.input("rx_serial", BLOCK_BITS * lanes);
-    for l in 0..lanes {
-        let word = raw.bits(BLOCK_BITS * l, BLOCK_BITS);
-        let prev = d.reg(&format!("gearbox_prev{l}"), BLOCK_BITS, 0);
-        prev.next_when(d.lit(1, 1), word);
-        let align = d.reg(&format!("gearbox_align{l}"), 7, 0);
-        let slip = g.output(&format!("gt_rxgearboxslip{l}"));
-        let mut delayed = slip;
-        for k in 0..slip_latency.max(1) {
-            let r = d.reg(&format!("gearbox_slip{l}_{k}"), 1, 0);
-            r.next_when(d.lit(1, 1), delayed);
-            delayed = r.q;
+/// A generated node as it sits on its transceivers, for the node co-simulations: every link
+/// behind a wrapper and a gearbox model ([`on_gearboxes`]). Ports as the node's, plus per link
+/// `<e>_gt_locked` and `<e>_gt_slips<l>`.
+pub fn node_on_gearboxes(config: &weft_ip::system::NodeConfig, slip_latency: usize) -> Result<Netlist, weft_ip::Error> {
+    let links: Vec<(String, String)> = config.endpoints().iter().map(|e| (format!("{}_", e.name()), format!("{}_rx_clk", e.name()))).collect();
+    on_gearboxes(&weft_ip::system::node(config)?, "node", &links, config.link.lanes, slip_latency)
+}
+
+/// `inner` (a design with per-link ports `<prefix>tx_serial` and `<prefix>rx_serial` of
+/// `lanes` 66-bit words, the latter on clock `rx_clock`) with every link on a transceiver: the
+/// wrapper (`weft_ip::link::gt`) between the design and the transceiver's header/data ports,
+/// and a hardware model of the receive gearbox between the line and the wrapper — each lane's
+/// words cut at an alignment that moves one bit later `slip_latency` cycles after each
+/// `RXGEARBOXSLIP` pulse. Ports as `inner`'s (`<prefix>rx_serial` is the line as the channel
+/// model delivers it), plus `<prefix>gt_locked` and `<prefix>gt_slips<l>`.
+pub fn on_gearboxes(inner: &Netlist, name: &str, links: &[(String, String)], lanes: usize, slip_latency: usize) -> Result<Netlist, weft_ip::Error> {
+    let inner = Rc::new(inner.clone());
+    let wrapper = Rc::new(weft_ip::link::gt::gt_wrapper(lanes)?);
+    let d = Design::new();
+    let n = d.instance(&inner, name, name);
+    let mut wired = vec![];
+    for (prefix, rx_clock) in links {
+        let tag = prefix.trim_end_matches('_');
+        let g = d.instance_clocked(&wrapper, "gt_lanes", &format!("gt{}{tag}", if tag.is_empty() { "" } else { "_" }), &|_| rx_clock.clone());
+        g.input("tx_serial").define(n.output(&format!("{prefix}tx_serial")));
+        let line: Vec<_> = (0..lanes).rev().map(|l| g.output(&format!("gt_txdata{l}")).cat(g.output(&format!("gt_txheader{l}")))).collect();
+        d.output(&format!("{prefix}tx_serial"), d.cat(&line));
+        d.section(&format!("{name} {tag}: the receive gearbox model, each lane's words at its alignment, moved by slips"));
+        let rx_domain = d.net().domain_named(rx_clock);
+        let previous = d.net().set_domain(rx_domain);
+        let raw = d.input(&format!("{prefix}rx_serial"), BLOCK_BITS * lanes);
+        for l in 0..lanes {
+            let word = raw.bits(BLOCK_BITS * l, BLOCK_BITS);
+            let prev = d.reg(&format!("{prefix}gearbox_prev{l}"), BLOCK_BITS, 0);
+            prev.next_when(d.lit(1, 1), word);
+            let align = d.reg(&format!("{prefix}gearbox_align{l}"), 7, 0);
+            let mut delayed = g.output(&format!("gt_rxgearboxslip{l}"));
+            for k in 0..slip_latency.max(1) {
+                let r = d.reg(&format!("{prefix}gearbox_slip{l}_{k}"), 1, 0);
+                r.next_when(d.lit(1, 1), delayed);
+                delayed = r.q;
+            }
+            align.next_when(delayed, align.q.eq(BLOCK_BITS as u128 - 1).mux(d.lit(0, 7), align.q + 1u32));
+            let out = word.cat(prev.q).shr(align.q).bits(0, BLOCK_BITS);
+            g.input(&format!("gt_rxheader{l}")).define(out.bits(0, 2));
+            g.input(&format!("gt_rxdata{l}")).define(out.bits(2, 64));
         }
-        align.next_when(delayed, align.q.eq(BLOCK_BITS as u128 - 1).mux(d.lit(0, 7), align.q + 1u32));
-        let out = word.cat(prev.q).shr(align.q).bits(0, BLOCK_BITS);
-        g.input(&format!("gt_rxheader{l}")).define(out.bits(0, 2));
-        g.input(&format!("gt_rxdata{l}")).define(out.bits(2, 64));
+        d.net().set_domain(previous);
+        n.input(&format!("{prefix}rx_serial")).define(g.output("rx_serial"));
+        d.output(&format!("{prefix}gt_locked"), g.output("gt_locked"));
+        for l in 0..lanes {
+            d.output(&format!("{prefix}gt_slips{l}"), g.output(&format!("gt_slips{l}")));
+        }
+        wired.extend([format!("{prefix}rx_serial"), format!("{prefix}tx_serial")]);
     }
-    d.net().set_domain(previous);
-    e.input("rx_serial").define(g.output("rx_serial"));
-    d.output("gt_locked", g.output("gt_locked"));
-    for l in 0..lanes {
-        d.output(&format!("gt_slips{l}"), g.output(&format!("gt_slips{l}")));
-    }
-    for port in weft_ip::weft_hdl::netlist::verilog::ports(&endpoint) {
-        if port.name == "rx_serial" || port.name == "tx_serial" {
+    for port in weft_ip::weft_hdl::netlist::verilog::ports(&inner) {
+        if wired.contains(&port.name) {
             continue;
         }
         if port.output {
-            d.output(&port.name, e.output(&port.name));
+            d.output(&port.name, n.output(&port.name));
         } else {
-            e.input(&port.name).define(d.input(&port.name, port.width));
+            n.input(&port.name).define(d.input(&port.name, port.width));
         }
     }
     Ok(d.finish())

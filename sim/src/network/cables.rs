@@ -1,5 +1,6 @@
 //! Cable faults: a pulled cable (on a simulation top through its `cut` input, between per-node
-//! models by silencing the channel model) and bit-error pulses on a simulation top's links.
+//! models by silencing the channel model), bit-error pulses on a simulation top's links, and the
+//! receivers' bit alignment on the lines between per-node models.
 
 use weft_ip::router::Direction;
 use weft_ip::weft_hdl::testbench::Rng;
@@ -20,6 +21,15 @@ impl<D: Device> Torus<D> {
         let bit = 6 * node + 2 * d.dim + usize::from(!d.plus);
         v[bit / 64] = (v[bit / 64] & !(1 << (bit % 64))) | (pulled as u64) << (bit % 64);
         self.devices[0].set(port, &v);
+    }
+
+    /// Between per-node models: the bit alignment at which each lane's receiver sees the line
+    /// (0..66), as `offset(node, direction, lane)` of the cable leaving `node` that way.
+    pub fn misalign(&mut self, offset: &dyn Fn(usize, Direction, usize) -> usize) {
+        for s in self.serials.iter_mut() {
+            let offsets = (0..s.lanes).map(|l| offset(s.from, s.direction, l) % 66).collect();
+            s.channel.config_mut().bit_offset = offsets;
+        }
     }
 
     /// Pulses `inject_err` of the simulation top on random existing links, each with

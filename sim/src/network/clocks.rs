@@ -33,6 +33,11 @@ impl Torus<NetlistDevice> {
     /// rising at `phases[n]`; each link receives on its sender's clock and its channel model
     /// moves on that clock. The nodes' links need receive clocks (`LinkConfig::rx_clock`).
     pub fn netlist_nodes_async(config: &NodeConfig, latency: usize, periods: &[u64], phases: &[u64]) -> Result<Torus<NetlistDevice>, Error> {
+        Torus::netlist_nodes_async_of(config, &weft_ip::system::node(config)?, latency, periods, phases)
+    }
+
+    /// [`Torus::netlist_nodes_async`] with every node as `net` (see [`Torus::netlist_nodes_of`]).
+    pub fn netlist_nodes_async_of(config: &NodeConfig, net: &weft_ip::weft_hdl::netlist::Netlist, latency: usize, periods: &[u64], phases: &[u64]) -> Result<Torus<NetlistDevice>, Error> {
         let nodes = config.router.nodes();
         if !config.link.rx_clock {
             return Err(Error::Config("nodes on their own clocks need links with receive clocks (LinkConfig::rx_clock)".to_string()));
@@ -40,7 +45,7 @@ impl Torus<NetlistDevice> {
         if periods.len() != nodes || phases.len() != nodes {
             return Err(Error::Config(format!("{nodes} nodes need {nodes} clock periods and phases")));
         }
-        let mut torus = Torus::netlist_nodes(config, latency)?;
+        let mut torus = Torus::netlist_nodes_of(config, net, latency);
         torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), drive: ClockDrive::Domains, edges: vec![0; nodes] });
         Ok(torus)
     }

@@ -161,9 +161,14 @@ impl Torus<NetlistDevice> {
 
     /// The built-in simulator: one node netlist per node, serial lanes through channel models.
     pub fn netlist_nodes(config: &NodeConfig, latency: usize) -> Result<Torus<NetlistDevice>, Error> {
-        let net = node(config)?;
+        Ok(Torus::netlist_nodes_of(config, &node(config)?, latency))
+    }
+
+    /// [`Torus::netlist_nodes`] with every node as `net`: a design with the node's ports (the
+    /// node on transceiver models, say).
+    pub fn netlist_nodes_of(config: &NodeConfig, net: &weft_ip::weft_hdl::netlist::Netlist, latency: usize) -> Torus<NetlistDevice> {
         let devices = (0..config.router.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
-        Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
+        Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency })
     }
 }
 
@@ -282,10 +287,14 @@ impl<D: Device> Torus<D> {
 
     /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).
     pub fn counter(&mut self, node: usize, name: &str) -> u64 {
-        let (dev, port) = (node, format!("stat_{name}"));
-        let p = self.devices[dev].port(&port);
-        self.devices[dev].settle();
-        self.devices[dev].get(p)[0]
+        self.output(node, &format!("stat_{name}"))
+    }
+
+    /// Output `port` of node `node`'s model, settled (low 64 bits).
+    pub fn output(&mut self, node: usize, port: &str) -> u64 {
+        let p = self.devices[node].port(port);
+        self.devices[node].settle();
+        self.devices[node].get(p)[0]
     }
 
     /// The sum of a counter over all nodes and the ports that have it (`*` stands for the port).
