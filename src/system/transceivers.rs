@@ -88,28 +88,10 @@ pub fn gt_tcl(config: &SystemConfig, rate: LaneRate) -> Result<String, Error> {
         }
         let ip = format!("{}_gt_qsfp{k}", config.name);
         let links_here: Vec<String> = links.iter().filter(|(_, lanes)| lanes.iter().any(|(c, _)| *c == k)).map(|(e, _)| e.name()).collect();
-        let refclk: Vec<String> = used.iter().map(|s| format!("{s} {}", rate.refclk)).collect();
         text.push_str(&format!("\n# QSFP{k} (quad {}): links {}\n", cage.quad, links_here.join(", ")));
         text.push_str(&format!("create_ip -name gtwizard_ultrascale -vendor xilinx.com -library ip -module_name {ip}\n"));
         text.push_str(&format!("set_property -dict [list CONFIG.preset {{GTY-10GBASE-R}}] [get_ips {ip}]\n"));
-        let props = [
-            ("CHANNEL_ENABLE", used.join(" ")),
-            ("TX_MASTER_CHANNEL", used[0].to_string()),
-            ("RX_MASTER_CHANNEL", used[0].to_string()),
-            ("TX_LINE_RATE", rate.gbps.to_string()),
-            ("RX_LINE_RATE", rate.gbps.to_string()),
-            ("TX_REFCLK_FREQUENCY", rate.refclk_mhz.to_string()),
-            ("RX_REFCLK_FREQUENCY", rate.refclk_mhz.to_string()),
-            ("TX_REFCLK_SOURCE", refclk.join(" ")),
-            ("RX_REFCLK_SOURCE", refclk.join(" ")),
-            ("TX_DATA_ENCODING", "64B66B_ASYNC".into()),
-            ("RX_DATA_DECODING", "64B66B_ASYNC".into()),
-            ("TX_USER_DATA_WIDTH", "64".into()),
-            ("TX_INT_DATA_WIDTH", "64".into()),
-            ("RX_USER_DATA_WIDTH", "64".into()),
-            ("RX_INT_DATA_WIDTH", "64".into()),
-            ("FREERUN_FREQUENCY", "125".into()),
-        ];
+        let props = properties(rate, &used);
         text.push_str("set_property -dict [list \\\n");
         for (key, value) in props {
             text.push_str(&format!("    CONFIG.{key} {{{value}}} \\\n"));
@@ -117,6 +99,28 @@ pub fn gt_tcl(config: &SystemConfig, rate: LaneRate) -> Result<String, Error> {
         text.push_str(&format!("] [get_ips {ip}]\ngenerate_target all [get_ips {ip}]\n"));
     }
     Ok(text)
+}
+
+/// The GT wizard parameters weft sets for a cage whose channels `sites` are used, at `rate`.
+fn properties(rate: LaneRate, sites: &[&str]) -> Vec<(String, String)> {
+    let refclk: Vec<String> = sites.iter().map(|s| format!("{s} {}", rate.refclk)).collect();
+    let mut props: Vec<(String, String)> =
+        [("CHANNEL_ENABLE", sites.join(" ")), ("TX_MASTER_CHANNEL", sites[0].to_string()), ("RX_MASTER_CHANNEL", sites[0].to_string())].map(|(k, v)| (k.to_string(), v)).to_vec();
+    for side in ["TX", "RX"] {
+        let coding = if side == "TX" { "TX_DATA_ENCODING" } else { "RX_DATA_DECODING" };
+        props.push((coding.to_string(), "64B66B_ASYNC".into()));
+        for (key, value) in [
+            ("LINE_RATE", rate.gbps.to_string()),
+            ("REFCLK_FREQUENCY", rate.refclk_mhz.to_string()),
+            ("REFCLK_SOURCE", refclk.join(" ")),
+            ("USER_DATA_WIDTH", "64".into()),
+            ("INT_DATA_WIDTH", "64".into()),
+        ] {
+            props.push((format!("{side}_{key}"), value));
+        }
+    }
+    props.push(("FREERUN_FREQUENCY".into(), "125".into()));
+    props
 }
 
 /// `<cfg>_node_gt`: the node (defined in its own file) with a transceiver wrapper on every link.
@@ -195,21 +199,7 @@ pub fn check_gt_tcl(file: &std::path::Path, config: &SystemConfig, rate: LaneRat
             continue;
         }
         let ip = format!("{}_gt_qsfp{k}", config.name);
-        let refclk: Vec<String> = sites.iter().map(|s| format!("{s} {}", rate.refclk)).collect();
-        for (key, value) in [
-            ("preset", "GTY-10GBASE-R".to_string()),
-            ("CHANNEL_ENABLE", sites.join(" ")),
-            ("TX_LINE_RATE", rate.gbps.to_string()),
-            ("RX_LINE_RATE", rate.gbps.to_string()),
-            ("TX_REFCLK_FREQUENCY", rate.refclk_mhz.to_string()),
-            ("RX_REFCLK_FREQUENCY", rate.refclk_mhz.to_string()),
-            ("TX_REFCLK_SOURCE", refclk.join(" ")),
-            ("RX_REFCLK_SOURCE", refclk.join(" ")),
-            ("TX_DATA_ENCODING", "64B66B_ASYNC".into()),
-            ("RX_DATA_DECODING", "64B66B_ASYNC".into()),
-            ("RX_USER_DATA_WIDTH", "64".into()),
-            ("TX_USER_DATA_WIDTH", "64".into()),
-        ] {
+        for (key, value) in [("preset".to_string(), "GTY-10GBASE-R".to_string())].into_iter().chain(properties(rate, &sites)) {
             expect.push_str(&format!("if {{![dict exists $config {ip} {key}] || [dict get $config {ip} {key}] ne {{{value}}}}} {{ lappend problems \"{ip}: {key} is not {{{value}}}\" }}\n"));
         }
     }
