@@ -13,7 +13,7 @@ use weft_ip::system::allreduce::ElementType;
 use weft_ip::system::kernel_port::{pack_dst, KernelPort};
 use weft_ip::system::{Allreduce, NodeConfig};
 
-use super::application::{AppSpec, ApplicationSection};
+use super::app_section::{AppSpec, ApplicationSection};
 
 /// A board weft writes constraints for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 //! IntraNode ports run on a kernel clock, constraints for the board's vendor tool, and a FuseSoC
 //! core file — and the check of those outputs.
 
+pub mod app_section;
 pub mod application;
 pub mod config;
 pub mod constraints;
