@@ -246,7 +246,7 @@ pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &P
     let mut parts: Vec<String> = vec!["system".into(), config.name.clone()];
     let tools = crate::cache::fingerprints();
     parts.extend([&tools.verilator, &tools.iverilog, &tools.fusesoc, &tools.tclsh, &tools.executable].map(String::clone));
-    let vitis: Vec<&PathBuf> = files.vitis.iter().flat_map(|v| [&v.top, &v.package]).collect();
+    let vitis: Vec<&PathBuf> = files.vitis.iter().flat_map(|v| [&v.top, &v.package]).chain(files.transceivers.iter().flat_map(|(t, s)| [t, s])).collect();
     for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()).chain(files.kernels.iter()).chain(vitis).chain(files.platform_designer.iter()) {
         // A missing file gives no key: `check` says what is missing.
         let Ok(bytes) = std::fs::read(f) else { return check(config, generated, constraints_dir).map(|s| (s, false)) };
@@ -312,6 +312,12 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
         let buses: Vec<String> = ports::ports(&text, &krnl)?.into_iter().filter_map(|p| p.name.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();
         vitis::check_package(&v.package, &krnl, &buses)?;
         vitis_note = format!("; {krnl}: verilator lint, {} runs against stub Vivado commands", v.package.display());
+    }
+    if let Some((gt_top, tcl)) = &files.transceivers {
+        let name = format!("{}_node_gt", config.name);
+        verilator_lint_files(&[files.node.as_path(), gt_top.as_path()], &name).map_err(|e| Error::from(e).context(format!("{name}: verilator lint failed")))?;
+        transceivers::check_gt_tcl(tcl, config, transceivers::RATES[0])?;
+        vitis_note.push_str(&format!("; {name}: verilator lint, {} runs against stub Vivado commands", tcl.display()));
     }
     if let Some(hw) = &files.platform_designer {
         let text = std::fs::read_to_string(&files.node).map_err(|e| Error::from(e).context(files.node.display()))?;
