@@ -114,7 +114,8 @@ pub fn load_tables(sim: &mut dyn LoopPorts, tables: &HaloTables) {
 /// What a run with engines did.
 #[derive(Clone, Debug, Default)]
 pub struct EngineRun {
-    /// Cycles from `start` until every program's `busy` fell.
+    /// Network cycles from `start` until every program's `busy` fell; a host reduction runs
+    /// within one of them (its torus cycles are not counted here).
     pub cycles: u64,
     /// Per node, the elements its engine received.
     pub received: Vec<u64>,
