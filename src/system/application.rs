@@ -127,11 +127,15 @@ fn generate_in<T: Element>(config: &SystemConfig, spec: &AppSpec, source: &str, 
         let summary = format!("node {q}'s share of {stem} on {}: compiled program, halo engine, reduction bridge", config.name);
         let module_spec =
             ModuleSpec { family: "system", name: module.clone(), summary, parameters: vec![("mesh".into(), spec.mesh.clone()), ("split".into(), spec.split.clone())], hidden_ports: vec![] };
-        written.push(put(&dir.join(format!("{module}.v")), &export_netlist(&module_spec, &net)?)?);
+        let path = dir.join(format!("{module}.v"));
+        super::write(&path, &export_netlist(&module_spec, &net)?)?;
+        written.push(path);
         let top = format!("{module}_top");
         let mut text = header(&format!("{top} — {}_node with {module} on IntraNode ports {HALO_PORT} (halos) and {} (reductions)", config.name, allreduce.ports[0]));
         text.push_str(&verilog::module(&joined(config, node, &net, &module)?, &top));
-        written.push(put(&dir.join(format!("{top}.v")), &text)?);
+        let path = dir.join(format!("{top}.v"));
+        super::write(&path, &text)?;
+        written.push(path);
 
         let mut recorder = Recorder::default();
         Host { app: &node_app, plan: &compiled.plan, name: "" }.load_program(&mut recorder, &compiled.loops);
@@ -142,17 +146,11 @@ fn generate_in<T: Element>(config: &SystemConfig, spec: &AppSpec, source: &str, 
             image.registers.push((name.to_string(), address(name)?, value));
         }
         let json = serde_json::to_string_pretty(&image).map_err(|e| Error::Io(e.to_string()))?;
-        written.push(put(&dir.join(format!("{module}_load.json")), &json)?);
+        let path = dir.join(format!("{module}_load.json"));
+        super::write(&path, &json)?;
+        written.push(path);
     }
     Ok(written)
-}
-
-fn put(path: &Path, text: &str) -> Result<PathBuf, Error> {
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).map_err(|e| Error::from(e).context(d.display()))?;
-    }
-    std::fs::write(path, text).map_err(|e| Error::from(e).context(path.display()))?;
-    Ok(path.to_path_buf())
 }
 
 /// `<name>_node` and the application module `app` (both defined in their own files) joined: the

@@ -155,7 +155,8 @@ fn relative(from: &Path, to: &Path) -> String {
     out.to_string_lossy().replace('\\', "/")
 }
 
-fn write(path: &Path, text: &str) -> Result<(), Error> {
+/// Writes `text` to `path`, making its folder.
+pub(super) fn write(path: &Path, text: &str) -> Result<(), Error> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::from(e).context(dir.display()))?;
     }

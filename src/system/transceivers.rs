@@ -68,6 +68,11 @@ pub fn assignment(config: &SystemConfig) -> Result<Vec<(Direction, Vec<(usize, &
     Ok(endpoints.iter().enumerate().map(|(k, e)| (*e, (0..lanes).map(|l| ((k * lanes + l) / 4, cages[(k * lanes + l) / 4].sites[(k * lanes + l) % 4])).collect())).collect())
 }
 
+/// The channel sites of cage `k` the links use, in lane order.
+fn cage_sites(links: &[(Direction, Vec<(usize, &'static str)>)], k: usize) -> Vec<&'static str> {
+    links.iter().flat_map(|(_, lanes)| lanes.iter().filter(|(c, _)| *c == k).map(|(_, s)| *s)).collect()
+}
+
 /// The Vivado script that creates the GT wizard IPs at `rate`.
 pub fn gt_tcl(config: &SystemConfig, rate: LaneRate) -> Result<String, Error> {
     let links = assignment(config)?;
@@ -82,7 +87,7 @@ pub fn gt_tcl(config: &SystemConfig, rate: LaneRate) -> Result<String, Error> {
         version = env!("CARGO_PKG_VERSION")
     );
     for (k, cage) in cages.iter().enumerate() {
-        let used: Vec<&str> = links.iter().flat_map(|(_, lanes)| lanes.iter().filter(|(c, _)| *c == k).map(|(_, s)| *s)).collect();
+        let used = cage_sites(&links, k);
         if used.is_empty() {
             continue;
         }
@@ -194,7 +199,7 @@ pub fn check_gt_tcl(file: &std::path::Path, config: &SystemConfig, rate: LaneRat
     let links = assignment(config)?;
     let mut expect = String::new();
     for k in 0..2 {
-        let sites: Vec<&str> = links.iter().flat_map(|(_, l)| l.iter().filter(|(c, _)| *c == k).map(|(_, s)| *s)).collect();
+        let sites = cage_sites(&links, k);
         if sites.is_empty() {
             continue;
         }
