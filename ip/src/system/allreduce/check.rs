@@ -192,3 +192,127 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
     let report = format!("{role}, {} {} ({words} elements in {} packets): every output bit-exact under random valid 70 % / ready 60 %, {cycle} cycles", ty.name(), op.name(), lengths.len());
     Ok((report, e.get_output("id_mismatches") as u64, beats))
 }
+
+/// The butterfly ([`super::butterfly`]) of every node of a torus of `dims`, in the built-in
+/// simulator: `ops` allreduce operations back to back, each one packet of 1 element to
+/// [`super::butterfly::BUTTERFLY_BYTES`] per host, random elements of `ty` with a random operation id, random gaps on the hosts' streams,
+/// random back-pressure on every output, and a network that delivers each exchange packet (its
+/// source filled in, as the router does) after a random delay, so partners' packets arrive in any
+/// order and a partner may run an operation ahead. Every result packet is checked beat by beat
+/// against [`super::butterfly::reference()`] and the header the host must get; every unit must
+/// count no mismatch and end idle.
+pub fn check_butterfly(ty: ElementType, op: ReduceOp, dims: [usize; 3], ops: usize, seed: u64) -> Result<String, Error> {
+    use super::butterfly::{butterfly, reference, BUTTERFLY_BYTES, EXCHANGE_TAG};
+    use crate::router::RouterConfig;
+    use std::collections::VecDeque;
+    let config = RouterConfig { dims, ..RouterConfig::default() };
+    let p = config.nodes();
+    let bits = ty.bits();
+    let net = butterfly(128, ty, dims)?;
+    let mut rng = Rng::new(seed);
+    let addr = |n: usize| {
+        let c = config.coords(n);
+        (c[0] | c[1] << 6 | c[2] << 12 | 2 << 18) as u32
+    };
+    let mut units: Vec<Evaluator> = (0..p).map(|_| Evaluator::new(net.clone())).collect();
+    for (n, e) in units.iter_mut().enumerate() {
+        e.reset(2);
+        e.set_input("host_dst", addr(n) as u128);
+        e.set_input("op", op.code() as u128);
+        e.set_input("timeout", 0);
+    }
+    // Each host's packets, and what each must get back.
+    let (mut sends, mut wants) = (vec![vec![]; p], vec![vec![]; p]);
+    for _ in 0..ops {
+        let n = 1 + rng.below((BUTTERFLY_BYTES / ty.bytes()) as u64) as usize;
+        let id = rng.next_u64() as u32;
+        let vectors: Vec<Vec<u128>> = (0..p).map(|_| (0..n).map(|_| operand(ty, &mut rng)).collect()).collect();
+        let results = reference(&config, &vectors, ty, op);
+        for node in 0..p {
+            sends[node].extend(packets(&vectors[node], bits, &[n], |_, b| head(0, 0, b, id)));
+            wants[node].extend(packets(&results[node], bits, &[n], |_, b| delivered(addr(node), b, id)));
+        }
+    }
+    let (mut next, mut offered, mut got) = (vec![0usize; p], vec![false; p], vec![0usize; p]);
+    // Exchange packets on their way: (arrival cycle, beats), and the one being delivered.
+    let mut outgoing: Vec<Vec<u128>> = vec![vec![]; p];
+    let mut flying: Vec<Vec<(u64, Vec<u128>)>> = vec![vec![]; p];
+    let mut arriving: Vec<VecDeque<u128>> = vec![VecDeque::new(); p];
+    let total: usize = wants.iter().map(|w| w.len()).sum();
+    let mut cycle = 0u64;
+    while got.iter().sum::<usize>() < total {
+        cycle += 1;
+        if cycle > 400 * total as u64 + 2000 {
+            return Err(Error::Mismatch(format!("seed {seed}: stuck after {cycle} cycles with result beats {got:?}")));
+        }
+        let mut ready = vec![(false, false); p];
+        for n in 0..p {
+            let e = &mut units[n];
+            if !offered[n] && next[n] < sends[n].len() && rng.chance(70) {
+                offered[n] = true;
+            }
+            if offered[n] {
+                let (d, _, l) = sends[n][next[n]];
+                e.set_input("s_axis_host_tdata", d);
+                e.set_input("s_axis_host_tlast", l as u128);
+            }
+            e.set_input("s_axis_host_tvalid", offered[n] as u128);
+            if arriving[n].is_empty() {
+                if let Some(k) = flying[n].iter().position(|(t, _)| *t <= cycle) {
+                    arriving[n] = flying[n].remove(k).1.into();
+                }
+            }
+            let beat = arriving[n].front().copied();
+            e.set_input("s_axis_net_tvalid", beat.is_some() as u128);
+            e.set_input("s_axis_net_tdata", beat.unwrap_or(0));
+            e.set_input("s_axis_net_tkeep", 0xFFFF);
+            e.set_input("s_axis_net_tlast", (arriving[n].len() == 1) as u128);
+            ready[n] = (rng.chance(60), rng.chance(60));
+            e.set_input("m_axis_host_tready", ready[n].0 as u128);
+            e.set_input("m_axis_net_tready", ready[n].1 as u128);
+            e.settle();
+        }
+        for n in 0..p {
+            let e = &mut units[n];
+            if offered[n] && e.get_output("s_axis_host_tready") == 1 {
+                next[n] += 1;
+                offered[n] = false;
+            }
+            if !arriving[n].is_empty() && e.get_output("s_axis_net_tready") == 1 {
+                arriving[n].pop_front();
+            }
+            if ready[n].1 && e.get_output("m_axis_net_tvalid") == 1 {
+                outgoing[n].push(e.get_output("m_axis_net_tdata"));
+                if e.get_output("m_axis_net_tlast") == 1 {
+                    let mut beats = std::mem::take(&mut outgoing[n]);
+                    let h = Header::unpack(beats[0]);
+                    if h.tag & !1 != EXCHANGE_TAG {
+                        return Err(Error::Mismatch(format!("seed {seed}: node {n} sent tag {:#06x}", h.tag)));
+                    }
+                    let c = config.coords(n);
+                    beats[0] = with_ecc(Header { src: c, src_port: 2, ..h }.pack());
+                    let to = config.node(h.dst);
+                    flying[to].push((cycle + 1 + rng.below(60), beats));
+                }
+            }
+            if ready[n].0 && e.get_output("m_axis_host_tvalid") == 1 {
+                let (wd, wk, wl) = *wants[n].get(got[n]).ok_or_else(|| Error::Mismatch(format!("seed {seed}: node {n} delivers a beat more than {}", wants[n].len())))?;
+                let (d, k, l) = (e.get_output("m_axis_host_tdata"), e.get_output("m_axis_host_tkeep"), e.get_output("m_axis_host_tlast") == 1);
+                let mask = (0..16).filter(|j| wk >> j & 1 == 1).fold(0u128, |m, j| m | 0xFFu128 << (8 * j));
+                if d & mask != wd & mask || l != wl || k != wk {
+                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: node {n} result beat {} is {d:#034x} keep {k:#06x} last {l}, want {wd:#034x} keep {wk:#06x} last {wl}", got[n])));
+                }
+                got[n] += 1;
+            }
+            e.clock(false);
+        }
+    }
+    for (n, e) in units.iter_mut().enumerate() {
+        e.settle();
+        let counts = ["mismatches", "id_mismatches", "timeouts"].map(|c| e.get_output(c));
+        if counts != [0, 0, 0] || e.get_output("idle") != 1 || e.get_output("results") != ops as u128 {
+            return Err(Error::Mismatch(format!("seed {seed}: node {n} ends with mismatches, id mismatches, timeouts {counts:?}, idle {}, {} results", e.get_output("idle"), e.get_output("results"))));
+        }
+    }
+    Ok(format!("{p} butterflies ({dims:?}), {} {}: {ops} operations of 1 to {} elements bit-exact at every node, {cycle} cycles", ty.name(), op.name(), BUTTERFLY_BYTES / ty.bytes()))
+}

@@ -5,7 +5,7 @@
 //! the node's port `a`.
 //!
 //! Per beat (`W / bits` lanes of the system's [`ElementType`]): `S = (A ∘ H) ∘ B` per lane, `∘`
-//! the operation's [`ReduceOp`] (input `op`: the sum in two IEEE adders of [`ADD_STAGES`] stages
+//! the operation's [`ReduceOp`] (input `op`: the sum in two IEEE adders of [`ADD_STAGES`](super::combine::ADD_STAGES) stages
 //! each, RNE, subnormals; or IEEE 754-2019 `minimum`/`maximum`), where `H` is the host's
 //! contribution, `A` the partial from port `a` (the operator's identity when `use_a` is clear:
 //! −0, +∞ or −∞, which leaves every other operand unchanged) and `B` the partial from port `b`
@@ -35,18 +35,14 @@
 //! `src` both `host_dst`, `hops` 0, the check bits; its last beat's `tkeep` marks the bytes its
 //! `length` counts.
 
-use super::element::{ElementType, ReduceOp, REDUCE_OPS};
-use crate::axis::gearbox::from_words;
+use super::combine::{combiner, identity_word};
+use super::element::ElementType;
 use crate::Error;
-use std::rc::Rc;
 
-use weft_hdl::float::FloatOperator;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
-use weft_hdl::pipeline::{dsl, Stages};
 
 use crate::axis::packetize::{aggregate_with, payloads, sideband, sideband_header};
 use crate::router::header::{ecc_netlist, field, last_keep, ECC_LO};
-use crate::system::kernel_port::port_width;
 
 /// Tag of the partial sums travelling toward the root.
 pub const PARTIAL_TAG: u16 = 0xA11D;
@@ -70,50 +66,6 @@ pub const FLAG_MEANINGS: [&str; 6] = [
 /// reverse), operations that timed out, and joined beats whose partial carries another
 /// operation id than the contribution.
 pub const COUNTERS: [&str; 5] = ["contributions", "results", "mismatches", "timeouts", "id_mismatches"];
-/// Stages of each binary32 adder: 6 LUT levels (the router's), 12 cycles for the pair. Measured
-/// with `weft bench allreduce` on torus_4x2x1 at 4096 elements (256-byte packets): 4 stages 1715
-/// cycles, 5 stages 1961, 6 stages 1736, 7 stages 1978. The chain's rate is set by the links'
-/// credit round trips with traffic both ways, which the engine's latency shifts.
-pub const ADD_STAGES: usize = 6;
-
-/// The combining kernel's DSL: lanes `a`, then `h`, then `b`, then `x` (bit patterns the join
-/// computed: the OR, and on int32 the operation's result, which the kernel only delays); for lane
-/// `i` the outputs `s_i = (a_i + h_i) + b_i`, then every `lo_i = min(min(a_i, h_i), b_i)`, then
-/// every `hi_i = max(…)`, then every `p_i = x_i`. For floating-point elements only (int32 is
-/// combined at the join, in a register stage).
-pub fn combine_kernel(ty: ElementType, lanes: usize) -> String {
-    let names = |p: &str| (0..lanes).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
-    // A fixed-point lane holds at most 32 bits: a binary64 pattern travels as two halves.
-    let (part, parts) = delayed_parts(ty);
-    let x: Vec<String> = (0..lanes * parts).map(|k| format!("x{k}: ufix<{part},0>")).collect();
-    let through: Vec<String> = (0..lanes * parts).map(|k| format!("p{k} = x{k}")).collect();
-    let mut outputs: Vec<String> = (0..lanes).map(|i| format!("s{i} = (a{i} + h{i}) + b{i}")).collect();
-    outputs.extend((0..lanes).map(|i| format!("lo{i} = min(ah_min{i}, b{i})")));
-    outputs.extend((0..lanes).map(|i| format!("hi{i} = max(ah_max{i}, b{i})")));
-    outputs.extend(through);
-    let lets: String = (0..lanes).map(|i| format!("let ah_min{i} = min(a{i}, h{i})\nlet ah_max{i} = max(a{i}, h{i})\n")).collect();
-    let inputs = [names("a"), names("h"), names("b"), x].concat().join(", ");
-    format!("kernel allreduce_{}_x{lanes}: {}\ninput {inputs}\n{lets}output {}\n", ty.name(), ty.name(), outputs.join(", "))
-}
-
-/// The int32 combiner's stage: the join's results through a register slice, with the float
-/// kernel's stream ports (`s_axis_*`, `m_axis_*`), so the join's ready never waits on its own
-/// output.
-fn int_stage(width: usize) -> Netlist {
-    let d = Design::new();
-    let input = d.axis_in("s_axis", AxisShape::data(width));
-    let out = d.register_slice("stage", &input);
-    d.connect(&out, &d.axis_out("m_axis", AxisShape::data(width))).expect("same shape");
-    d.finish()
-}
-
-/// How the kernel carries an element's delayed bit pattern: parts of `.0` bits (at most 32, a
-/// fixed-point lane's limit), `.1` of them, each in its own lane slot.
-fn delayed_parts(ty: ElementType) -> (usize, usize) {
-    let part = ty.bits().min(32);
-    (part, ty.bits() / part)
-}
-
 /// The engine's module name: `allreduce_w<W>` for binary32 (the shipped module), else
 /// `allreduce_<type>_w<W>`.
 pub fn module_name(ty: ElementType, width: usize) -> String {
@@ -126,21 +78,7 @@ pub fn module_name(ty: ElementType, width: usize) -> String {
 
 /// Builds the engine for ports of `width` bits (a multiple of 128) and elements of `ty`.
 pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
-    let (bits, lanes) = (ty.bits(), width / ty.bits());
-    let (net, combiner, latency) = match ty.float() {
-        Some(_) => {
-            let kernel = dsl::parse(&combine_kernel(ty, lanes)).map_err(Error::kernel("allreduce combiner"))?;
-            // Adders of ADD_STAGES stages: the engine sits in every node, so it keeps to the
-            // router's LUT levels rather than the kernels' balanced (shallower, deeper-logic) split.
-            let mut stages = Stages::balanced(kernel.format);
-            stages.0.insert(FloatOperator::Add.name(), ADD_STAGES);
-            let (net, schedule) = kernel.netlist(&stages)?;
-            (net, kernel.name, schedule.latency)
-        }
-        None => (int_stage(width), format!("allreduce_i32_x{lanes}"), 1),
-    };
-    let data_in = port_width(&net, "s_axis_tdata");
-    let (keep, user, last) = (port_width(&net, "s_axis_tkeep"), port_width(&net, "s_axis_tuser"), port_width(&net, "s_axis_tlast") > 0);
+    let bits = ty.bits();
     let d = Design::new();
     let host = d.axis_in("s_axis_host", AxisShape::data(width));
     let from_a = d.axis_in("s_axis_a", AxisShape::data(width).with_keep());
@@ -170,17 +108,16 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let [b_join, b_result] = d.steer(&b, root);
     let join_b = (root & use_b).named("join_b");
 
-    d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a op h) op b ({latency} cycles)"));
-    let sum = d.instance(&Rc::new(net), &combiner, "adders");
-    let k_ready = sum.output("s_axis_tready");
-    // Each contribution's length waits beside the adders for the packet's sums (its last beat
-    // leaves with the adders' `tlast`); a header with no payload has no sums and no entry.
+    d.section(&format!("join: one beat of each input in use, into {} lanes of (a op h) op b", width / bits));
     let pop = d.later(1);
     let header_length = host.0.data.bits(field("length").0, 14);
     let header_id = host.0.data.bits(user_lo, 32).named("packet_op_id");
+    // Each contribution's length waits beside the adders for the packet's sums (its last beat
+    // leaves with the adders' `tlast`); a header with no payload has no sums and no entry.
     let lengths = d.queue("lengths", 16, h_head & header_length.ne(0u32), &[header_length.named("packet_length"), header_id], pop);
     let a_ok = a.0.valid | !use_a;
     let b_ok = b_join.0.valid | !join_b;
+    let k_ready = d.later(1);
     let take = (k_ready & lengths.space).named("join_take");
     h.ready(take & a_ok & b_ok);
     a.ready(use_a & take & h.0.valid & b_ok);
@@ -189,53 +126,13 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
     d.counter("id_mismatches", fire & ((use_a & a_id.ne(h_id)) | (join_b & b_id.ne(h_id))));
     // An operand a node does not have is the operator's identity.
-    let is = |o: ReduceOp| op.eq(o.code()).named(&format!("op_{}", o.name()));
-    let (is_min, is_max, is_or) = (is(ReduceOp::Min), is(ReduceOp::Max), is(ReduceOp::Or));
-    let identity = REDUCE_OPS.map(|o| d.lit(o.identity(ty), bits));
-    let identity = by_op(op, identity).named("identity");
-    let (a_lanes, h_lanes, b_lanes): (Vec<Sig>, Vec<Sig>, Vec<Sig>) = (
-        (0..lanes).map(|i| use_a.mux(a.0.data.bits(bits * i, bits), identity)).collect(),
-        (0..lanes).map(|i| h.0.data.bits(bits * i, bits)).collect(),
-        (0..lanes).map(|i| join_b.mux(b_join.0.data.bits(bits * i, bits), identity)).collect(),
-    );
-    // The bit patterns the kernel only delays: the OR (the identity is 0), and on int32 the
-    // operation's result in the same order, (a op h) op b.
-    let x: Vec<Sig> = (0..lanes)
-        .map(|i| {
-            let (a, h, b) = (a_lanes[i], h_lanes[i], b_lanes[i]);
-            let or = (a | h | b).named(&format!("or{i}"));
-            if ty.float().is_some() {
-                return or;
-            }
-            let sum = (a + h + b).named(&format!("sum{i}"));
-            let a_below_h = a.slt(h);
-            let lo = a_below_h.mux(a, h);
-            let lo = b.slt(lo).mux(b, lo).named(&format!("min{i}"));
-            let hi = a_below_h.mux(h, a);
-            let hi = hi.slt(b).mux(b, hi).named(&format!("max{i}"));
-            by_op(op, [sum, lo, hi, or]).named(&format!("int{i}"))
-        })
-        .collect();
-    let (part, parts) = delayed_parts(ty);
-    let x: Vec<Sig> = x.iter().flat_map(|v| (0..parts).map(move |k| v.bits(part * k, part).zext(bits))).collect();
-    let inputs: Vec<Sig> = if ty.float().is_some() { [a_lanes, h_lanes, b_lanes, x].concat() } else { x };
-    // The kernel's input port ends at its last used bit (a delayed half's slot is half used).
-    sum.input("s_axis_tdata").define(from_words(&d, &inputs).bits(0, data_in));
-    sum.input("s_axis_tvalid").define(fire);
-    if keep > 0 {
-        sum.input("s_axis_tkeep").define(d.lit((1u128 << keep) - 1, keep));
-    }
-    if user > 0 {
-        sum.input("s_axis_tuser").define(d.lit(0, user));
-    }
-    if !last {
-        return Err(Error::Config("allreduce adder: the kernel carries no tlast".to_string()));
-    }
-    sum.input("s_axis_tlast").define(h.0.last.unwrap());
+    let identity = identity_word(&d, ty, width, op);
+    let words = [use_a.mux(a.0.data, identity), h.0.data, join_b.mux(b_join.0.data, identity)];
     let out_ready = d.later(1);
-    let out_valid = sum.output("m_axis_tvalid") & lengths.valid;
-    let out_last = sum.output("m_axis_tlast");
-    sum.input("m_axis_tready").define(out_ready & lengths.valid);
+    let sum = combiner(&d, "adders", ty, width, op, words, fire, h.0.last.unwrap(), out_ready & lengths.valid)?;
+    k_ready.define(sum.ready);
+    let out_valid = sum.valid & lengths.valid;
+    let out_last = sum.last;
     pop.define(out_valid & out_ready & out_last);
     // A packet's last beat keeps the bytes its length counts, as the router delivers packets.
     let bytes = width / 8;
@@ -244,22 +141,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let s = Source(Axis {
         name: "sum".into(),
         shape: AxisShape::data(width).with_keep().with_user(46),
-        data: {
-            // The kernel's outputs: every sum, then every minimum, then every maximum, then the
-            // delayed bit patterns (on int32 only these).
-            let all = sum.output("m_axis_tdata");
-            let from = if ty.float().is_some() { 3 * width } else { 0 };
-            let delayed: Vec<Sig> = (0..lanes * parts).map(|k| all.bits(from + bits * k, part)).collect();
-            let delayed = from_words(&d, &delayed).named("delayed");
-            if ty.float().is_some() {
-                let (sums, minima, maxima) = (all.bits(0, width).named("sums"), all.bits(width, width).named("minima"), all.bits(2 * width, width).named("maxima"));
-                let not_min = is_max.mux(maxima, sums).named("combined_unless_min");
-                let not_or = is_min.mux(minima, not_min).named("combined_unless_or");
-                is_or.mux(delayed, not_or).named("combined")
-            } else {
-                delayed.named("combined")
-            }
-        },
+        data: sum.data,
         keep: Some(out_last.mux(last_keep, all)),
         last: Some(out_last),
         user: Some(lengths.head[1].cat(lengths.head[0])),
@@ -331,7 +213,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
 
 /// A header as the router delivers a packet injected at the host's own port: `dst` and `src`
 /// both `host_dst`, no hops, `length`, `tag` and the operation id in `user`, the check bits.
-fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'d>, id: Sig<'d>, width: usize) -> Sig<'d> {
+pub(super) fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'d>, id: Sig<'d>, width: usize) -> Sig<'d> {
     fn at<'d>(name: &str, v: Sig<'d>) -> Sig<'d> {
         v.zext(ECC_LO).shl_const(field(name).0)
     }
@@ -339,11 +221,6 @@ fn host_header<'d>(d: &'d Design, host_dst: Sig<'d>, length: Sig<'d>, tag: Sig<'
     let ecc = ecc_netlist(&mut d.net(), data.wire);
     let ecc = d.sig(ecc);
     ecc.cat(data).zext(width)
-}
-
-/// The value of `values` (indexed by register value) that `op` selects.
-fn by_op<'d>(op: Sig<'d>, values: [Sig<'d>; 4]) -> Sig<'d> {
-    op.bit(1).mux(op.bit(0).mux(values[3], values[2]), op.bit(0).mux(values[1], values[0]))
 }
 
 /// Packets of `s` (side-band {operation id, length}) behind a header toward `dst` with `tag`,

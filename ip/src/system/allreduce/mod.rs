@@ -4,8 +4,10 @@
 //! a chain of neighbours ([`mod@plan`]); allreduce, reduce, broadcast, allgather,
 //! reduce-scatter and barrier are programs of that engine ([`mod@collective`]).
 
+pub mod butterfly;
 pub mod check;
 pub mod collective;
+pub mod combine;
 pub mod element;
 pub mod engine;
 pub mod plan;
