@@ -150,6 +150,14 @@ pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allre
             "Allreduce: cycles without progress after which an operation in flight is reported (counter allreduce_timeouts, an error packet to the host); 0: never",
             vec![],
         ),
+        reg(
+            "allreduce_small_bytes",
+            ALLREDUCE + 24,
+            16,
+            Source::Stored(0),
+            "Allreduce: contribution packets of at most this many bytes (and at most 256) run on the butterfly, longer ones on the chain; 0: all on the chain; the same on every node",
+            vec![],
+        ),
     ]
 }
 

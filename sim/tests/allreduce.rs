@@ -123,7 +123,7 @@ fn every_collective_matches_its_reference() {
                     x[0] = 0x7F80_0001 + n as u128;
                 }
             }
-            let want = c.reference(&config.router, &v, element, op);
+            let want = c.reference(&config.router, &v, element, op, 64);
             let run = torus.collective(c, [0, 1], element, op, &v, 64, Some(seed), 40_000).unwrap();
             assert_eq!(run.results, want, "{} {} {}", c.name(), element.name(), op.name());
             println!("{} of {len} {} elements: {} cycles", c.name(), element.name(), run.cycles);

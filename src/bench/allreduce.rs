@@ -7,7 +7,10 @@
 //! vectors, magnitudes 2^−4 … 2^4 with random signs, so the summation order shows).
 //!
 //! - **Time**: from the first contribution beat offered to the last result beat taken by the last
-//!   host (every host offers its vector from the same cycle, at full rate).
+//!   host (every host offers its vector from the same cycle, at full rate); on the chain alone
+//!   (packets of `packet_bytes`), and selected by size (the butterfly for a vector of at most
+//!   the collectives' `small_bytes`, one packet; else the chain, packets as
+//!   [`Collective::packets`] splits them).
 //! - **Baseline**: every other node sends its vector from port 0 to the root's port `n mod ports`;
 //!   once all has arrived, the root sends the sum to port 0 of every other node, node `j`'s copy
 //!   from the root's port `j mod ports` (the sum itself is charged nothing). Both phases run on
@@ -40,7 +43,7 @@ use std::path::Path;
 use serde::Serialize;
 use weft_ip::router::Direction;
 use weft_ip::system::allreduce::check::operand;
-use weft_ip::system::allreduce::{packet_sizes, reference, ElementType, ReduceOp};
+use weft_ip::system::allreduce::{packet_sizes, reference, Collective, ElementType, ReduceOp};
 use weft_ip::system::Allreduce;
 use weft_ip::weft_hdl::testbench::Rng;
 use weft_sim::link::VerilatorDevice;
@@ -65,8 +68,14 @@ pub const PORTS: [usize; 2] = [0, 1];
 pub struct Point {
     /// Vector length, elements per node.
     pub elements: usize,
-    /// The in-network allreduce: first contribution beat offered to the last result beat taken.
+    /// The in-network allreduce on the chain alone: first contribution beat offered to the last
+    /// result beat taken.
     pub cycles: u64,
+    /// The in-network allreduce with selection by size ([`Collective::Allreduce`]'s programs):
+    /// the butterfly for a vector of at most `small_bytes`, else the chain.
+    pub selected_cycles: u64,
+    /// Whether the selection ran the vector on the butterfly.
+    pub butterfly: bool,
     /// Gather-then-broadcast on the fabric without the engine, both phases.
     pub baseline_cycles: Option<u64>,
     /// The endpoint ring on the same fabric, all 2·(P − 1) steps.
@@ -78,7 +87,7 @@ pub struct Point {
     pub arrival_bound_cycles: u64,
     /// The lower bound at the links' raw rate (`lanes · 8` bytes a cycle).
     pub raw_bound_cycles: u64,
-    /// `cycles / lower_bound_cycles`.
+    /// `selected_cycles / lower_bound_cycles`.
     pub to_bound: f64,
 }
 
@@ -229,13 +238,13 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let lanes = system.node.link.lanes;
     let mut torus = engine_torus(system, ty, &work.join("engine"), progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
-    torus.program_allreduce(PORTS, options.op)?;
     let mut rng = Rng::new(0xA11);
     let mut points = vec![];
     for &elements in &options.lengths {
         let vectors: Vec<Vec<u128>> = (0..nodes).map(|_| (0..elements).map(|_| operand(ty, &mut rng)).collect()).collect();
         let want = reference(&rc, &vectors, ty, options.op);
         let limit = 200_000 + 50 * elements as u64;
+        torus.program_allreduce(PORTS, options.op)?;
         let r = torus.allreduce(PORTS[0], ty.bits(), &vectors, &packet_sizes(size * elements, packet_bytes), options.pressure.map(|s| s ^ elements as u64), limit)?;
         for (n, got) in r.results.iter().enumerate() {
             if let Some(k) = (0..elements).find(|&k| got[k] != want[k]) {
@@ -249,8 +258,25 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
                 )));
             }
         }
-        progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
-        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, ring_cycles: None, lower_bound_cycles: 0, arrival_bound_cycles: 0, raw_bound_cycles: 0, to_bound: 0.0 });
+        let all = Collective::Allreduce;
+        let selected = torus.collective(all, PORTS, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ elements as u64 ^ 1), limit)?;
+        if selected.results != all.reference(&rc, &vectors, ty, options.op, packet_bytes) {
+            return Err(Error::Check(format!("{}: {elements} elements of {} ({}), selected by size: a node differs from the reference", system.name, ty.name(), options.op.name())));
+        }
+        let butterfly = size * elements <= all.small_bytes(&rc) as usize;
+        progress(&format!("{elements} elements: chain {} cycles, selected ({}) {} cycles, every node bit-exact", r.cycles, if butterfly { "butterfly" } else { "chain" }, selected.cycles));
+        points.push(Point {
+            elements,
+            cycles: r.cycles,
+            selected_cycles: selected.cycles,
+            butterfly,
+            baseline_cycles: None,
+            ring_cycles: None,
+            lower_bound_cycles: 0,
+            arrival_bound_cycles: 0,
+            raw_bound_cycles: 0,
+            to_bound: 0.0,
+        });
     }
     let flipped_bits = torus.flipped_bits();
     drop(torus);
@@ -278,7 +304,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         p.raw_bound_cycles = fabric.bound_at(received, 8.0 * lanes as f64);
         p.lower_bound_cycles = fabric.bound(received);
         p.arrival_bound_cycles = fabric.bound(bytes);
-        p.to_bound = p.cycles as f64 / p.lower_bound_cycles as f64;
+        p.to_bound = p.selected_cycles as f64 / p.lower_bound_cycles as f64;
         {
             let bytes = size * p.elements;
             let mut cycles = 0;
@@ -313,21 +339,23 @@ pub fn table(r: &Report) -> String {
         "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, {} inbound links a node, each carrying {:.2} payload bytes a cycle\n",
         r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.fabric.hop_cycles, r.fabric.diameter, r.fabric.inbound_links, r.fabric.link_bytes_per_cycle
     );
-    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | in-network / bound | arrival bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    t.push_str("| elements | chain cycles | selected by size | cycles | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | selected / bound | arrival bound | bound at raw link rate |\n| ---: | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for p in &r.points {
         let (b, bns, up) = match p.baseline_cycles {
-            Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.cycles as f64)),
+            Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.selected_cycles as f64)),
             None => ("–".into(), "–".into(), "–".into()),
         };
         let (ring, ring_up) = match p.ring_cycles {
-            Some(c) => (c.to_string(), format!("{:.2}×", c as f64 / p.cycles as f64)),
+            Some(c) => (c.to_string(), format!("{:.2}×", c as f64 / p.selected_cycles as f64)),
             None => ("–".into(), "–".into()),
         };
         t.push_str(&format!(
-            "| {} | {} | {:.0} | {b} | {bns} | {up} | {ring} | {ring_up} | {} | {:.2} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {b} | {bns} | {up} | {ring} | {ring_up} | {} | {:.2} | {} | {} |\n",
             p.elements,
             p.cycles,
-            ns(p.cycles),
+            if p.butterfly { "butterfly" } else { "chain" },
+            p.selected_cycles,
+            ns(p.selected_cycles),
             p.lower_bound_cycles,
             p.to_bound,
             p.arrival_bound_cycles,
@@ -341,7 +369,8 @@ pub fn table(r: &Report) -> String {
 pub fn plot(r: &Report) -> String {
     let pts = |f: &dyn Fn(&Point) -> Option<u64>| r.points.iter().filter_map(|p| f(p).map(|c| (p.elements as f64, c as f64))).collect();
     let series = vec![
-        Series { name: "in-network".into(), points: pts(&|p| Some(p.cycles)) },
+        Series { name: "chain".into(), points: pts(&|p| Some(p.cycles)) },
+        Series { name: "selected by size".into(), points: pts(&|p| Some(p.selected_cycles)) },
         Series { name: "gather + broadcast".into(), points: pts(&|p| p.baseline_cycles) },
         Series { name: "endpoint ring".into(), points: pts(&|p| p.ring_cycles) },
         Series { name: "lower bound".into(), points: pts(&|p| Some(p.lower_bound_cycles)) },

@@ -105,7 +105,7 @@ pub fn run(system: &SystemConfig, lengths: &[usize], work: &Path, progress: &mut
                 continue;
             }
             let vectors: Vec<Vec<u128>> = (0..nodes).map(|_| (0..elements).map(|_| operand(ty, &mut rng)).collect()).collect();
-            let want = c.reference(&rc, &vectors, ty, ReduceOp::Sum);
+            let want = c.reference(&rc, &vectors, ty, ReduceOp::Sum, PACKET_BYTES);
             let limit = 400_000 + 40 * (nodes * elements) as u64;
             let r = torus.collective(c, PORTS, ty, ReduceOp::Sum, &vectors, PACKET_BYTES, None, limit)?;
             if let Some(k) = (0..nodes).find(|&k| r.results[k] != want[k]) {

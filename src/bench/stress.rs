@@ -94,7 +94,7 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
             progress(&format!("pulled the cable leaving node {node} toward {} for {CUT_CYCLES} cycles during a batch of {count} {}", d.name(), c.name()));
         }
         for (k, inputs) in ops.iter().enumerate() {
-            let want = c.reference(&rc, inputs, ty, op);
+            let want = c.reference(&rc, inputs, ty, op, packet_bytes);
             if let Some(n) = (0..nodes).find(|&n| batch.results[k][n] != want[n]) {
                 return Err(Error::Check(format!(
                     "{}: batch {} ({} {}, operation {k} of {count}, {} elements): node {n} differs from the reference",
@@ -106,7 +106,7 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
                 )));
             }
             let sends = c.contributions(&rc, inputs);
-            let packets = weft_ip::system::allreduce::packet_sizes(sends.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes(), packet_bytes).len() as u64;
+            let packets = c.packets(&rc, sends.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes(), packet_bytes).len() as u64;
             for n in 0..nodes {
                 contributions[n] += packets * u64::from(!sends[n].is_empty());
                 deliveries[n] += packets * u64::from(c.delivered(&rc, n, inputs[0].len()) > 0);

@@ -142,7 +142,13 @@ fn generate_in<T: Element>(config: &SystemConfig, spec: &AppSpec, source: &str, 
         load_tables(&mut recorder, &tables);
         let program = &programs[q];
         let mut image = LoadImage { module: module.clone(), writes: recorder.writes, registers: vec![] };
-        for (name, value) in [("allreduce_flags", program.flags), ("allreduce_dst_a", program.dst_a), ("allreduce_dst_b", program.dst_b), ("allreduce_op", bridge.op.code())] {
+        for (name, value) in [
+            ("allreduce_flags", program.flags),
+            ("allreduce_dst_a", program.dst_a),
+            ("allreduce_dst_b", program.dst_b),
+            ("allreduce_op", bridge.op.code()),
+            ("allreduce_small_bytes", program.small_bytes),
+        ] {
             image.registers.push((name.to_string(), address(name)?, value));
         }
         let json = serde_json::to_string_pretty(&image).map_err(|e| Error::Io(e.to_string()))?;

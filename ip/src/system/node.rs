@@ -135,7 +135,7 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
         }
     }
     if config.allreduce.is_some() {
-        names.extend(allreduce::COUNTERS.iter().map(|c| format!("allreduce_{c}")));
+        names.extend(allreduce::unit::UNIT_COUNTERS.iter().map(|c| format!("allreduce_{c}")));
     }
     names
 }
@@ -198,14 +198,21 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
     let engine = config.allreduce.map(|_| -> Result<_, Error> {
         d.section("allreduce engine");
         let element = config.allreduce.unwrap().element;
-        let e = d.instance(&Rc::new(allreduce::engine(width, element)?), &allreduce::module_name(element, width), "allreduce");
-        for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b"), ("op", "allreduce_op"), ("timeout", "allreduce_timeout")] {
+        let e = d.instance(&Rc::new(allreduce::unit::unit(width, element, rc.dims)?), &allreduce::unit::module_name(element, width), "allreduce");
+        for (input, reg) in [
+            ("flags", "allreduce_flags"),
+            ("dst_a", "allreduce_dst_a"),
+            ("dst_b", "allreduce_dst_b"),
+            ("op", "allreduce_op"),
+            ("timeout", "allreduce_timeout"),
+            ("small_bytes", "allreduce_small_bytes"),
+        ] {
             e.input(input).define(regs.output(reg));
         }
         // The host's address: this node's coordinates and the engine's port a.
         let port_a = d.lit(config.allreduce.unwrap().ports[0] as u128, 4);
         e.input("host_dst").define(port_a.cat(regs.output("local_z")).cat(regs.output("local_y")).cat(regs.output("local_x")));
-        for c in allreduce::COUNTERS {
+        for c in allreduce::unit::UNIT_COUNTERS {
             let i = counters.iter().position(|x| *x == format!("allreduce_{c}")).unwrap();
             counter_in[i].define(e.output(c));
         }

@@ -11,7 +11,8 @@ use crate::Error;
 use weft_ip::regmap::ALLREDUCE;
 use weft_ip::router::header::{check, Checked, Header};
 use weft_ip::router::route::distance;
-use weft_ip::system::allreduce::{packet_sizes, plan, Collective, ElementType, Program, ReduceOp, ERROR_TAG, RESULT_TAG};
+use weft_ip::system::allreduce::unit::MORE;
+use weft_ip::system::allreduce::{plan, Collective, ElementType, Program, ReduceOp, ERROR_TAG, RESULT_TAG};
 use weft_ip::weft_hdl::testbench::Rng;
 
 use super::{bits as field, scalar, value, Torus};
@@ -62,13 +63,14 @@ impl<D: Device> Torus<D> {
         self.write_programs(&programs, op)
     }
 
-    /// Writes node `n`'s `programs[n]` (flags, destinations) and the operator `op` into its
-    /// register window.
+    /// Writes node `n`'s `programs[n]` (flags, destinations, the butterfly's size limit) and the
+    /// operator `op` into its register window.
     fn write_programs(&mut self, programs: &[Program], op: ReduceOp) -> Result<(), Error> {
         for (n, p) in programs.iter().enumerate() {
             for (k, v) in [p.flags, p.dst_a, p.dst_b, op.code()].into_iter().enumerate() {
                 self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
             }
+            self.axil_write(n, ALLREDUCE + 24, p.small_bytes)?;
         }
         Ok(())
     }
@@ -121,7 +123,7 @@ impl<D: Device> Torus<D> {
             let n = inputs.first().map_or(0, |v| v.len());
             let counts: Vec<usize> = (0..nodes).map(|node| c.delivered(&config, node, n)).collect();
             let bytes = contributions.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes();
-            let sizes = packet_sizes(bytes, packet_bytes);
+            let sizes = c.packets(&config, bytes, packet_bytes);
             // Operation k's packets carry id k + 1 in the header's user word.
             ids.extend(sizes.iter().map(|_| k as u32 + 1));
             packets.extend(sizes);
@@ -178,8 +180,9 @@ impl<D: Device> Torus<D> {
     /// Runs one operation of the engine: each node's host sends `vectors[n]` (empty: nothing) as
     /// packets of `packets` bytes and takes `expects[n]` result elements (0: none). The run ends
     /// when every host that expects a result has it whole or has the engine's timeout packet.
-    /// Packet `k` of every host carries operation id `ids[k]` in its header's user word; the
-    /// `k`-th result packet a host receives must carry the same.
+    /// Packet `k` of every host carries operation id `ids[k]` in its header's user word (and
+    /// [`MORE`] in its tag when the next packet carries the same id); the `k`-th result packet a
+    /// host receives must carry the same id.
     fn engine_operation(
         &mut self,
         a: usize,
@@ -208,11 +211,14 @@ impl<D: Device> Torus<D> {
                 let mut beats = vec![];
                 let mut at = 0;
                 let per_chunk = 128 / bits;
-                for (p, id) in packets.iter().zip(ids).filter(|_| !vectors[n].is_empty()) {
+                for (k, (p, id)) in packets.iter().zip(ids).enumerate().filter(|_| !vectors[n].is_empty()) {
                     let chunk = &vectors[n][at..at + p / size];
                     at += p / size;
                     let c = config.coords(n);
-                    let header = Header { dst: c, dst_port: a, length: size * chunk.len(), tag: 0, user: *id, ..Header::default() };
+                    // Every packet of an operation but its last says more follow.
+                    let more = ids.get(k + 1) == Some(id);
+                    let tag = if more { MORE } else { 0 };
+                    let header = Header { dst: c, dst_port: a, length: size * chunk.len(), tag, user: *id, ..Header::default() };
                     let mut head = vec![header.pack()];
                     head.resize(config.width / 128, 0);
                     beats.push((head, false));

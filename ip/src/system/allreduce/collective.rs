@@ -10,16 +10,29 @@
 //! | reduce-scatter | middle | the operation's | its vector | its node's slice of the reduction |
 //! | barrier | middle | `or` | one zero element | one zero element, once every host has sent |
 //!
+//! **Short vectors.** On a torus whose dimensions are powers of two, every collective but reduce
+//! and broadcast (where only some nodes send or receive) sends a vector of at most
+//! [`SMALL_BYTES`] as one packet, which the unit runs on the butterfly ([`super::butterfly`];
+//! register `allreduce_small_bytes`), and its reductions follow the butterfly's order; longer
+//! vectors run on the chain.
+//!
 //! `or` with zeros beside one node's bits moves those bits unchanged, NaN payloads and signed
 //! zeros included, so broadcast and allgather are exact copies on every element type.
 //! Reduce-scatter runs as an allreduce whose hosts keep their slice (slice `i` of a vector of `n`
 //! elements is `[i·n/P, (i+1)·n/P)`): it costs an allreduce. Allgather carries `P·n` elements
 //! through every link.
 
+use super::butterfly::{self, BUTTERFLY_BYTES};
 use super::element::{ElementType, ReduceOp};
 use super::engine::FLAGS;
-use super::plan::{chain, plan_rooted, reference_rooted, Program};
+use super::plan::{chain, packet_sizes, plan_rooted, reference_rooted, Program};
 use crate::router::RouterConfig;
+
+/// The butterfly's size limit the collectives program (register `allreduce_small_bytes`): the
+/// butterfly's whole buffer. `weft bench collectives` measures both units at every size; the
+/// butterfly is the faster up to this size on the shipped tori (the crossover table in the
+/// collectives guide).
+pub const SMALL_BYTES: u32 = BUTTERFLY_BYTES as u32;
 
 /// One collective operation of the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +100,9 @@ impl Collective {
         }
         let m = self.root_position(config);
         let mut programs = plan_rooted(config, ports, m);
+        let small = self.small_bytes(config);
         for p in programs.iter_mut() {
+            p.small_bytes = small;
             let root = p.flags & flag("root") != 0;
             match self {
                 Collective::Reduce { .. } if root => p.flags &= !(flag("fwd_a") | flag("fwd_b")),
@@ -98,6 +113,31 @@ impl Collective {
             }
         }
         Ok(programs)
+    }
+
+    /// The size limit of the butterfly's packets for this collective on `config`'s torus: 0 (all on
+    /// the chain) for reduce, whose other nodes get no result, for broadcast, whose other nodes
+    /// send nothing, and where a dimension is not a power of two; else [`SMALL_BYTES`] (at most
+    /// the router's longest packet).
+    pub fn small_bytes(self, config: &RouterConfig) -> u32 {
+        let butterfly = butterfly::steps(config.dims).is_some_and(|s| !s.is_empty());
+        if butterfly && !matches!(self, Collective::Reduce { .. } | Collective::Broadcast { .. }) {
+            SMALL_BYTES.min(config.max_packet_bytes as u32 / 8 * 8)
+        } else {
+            0
+        }
+    }
+
+    /// How every host splits a contribution of `bytes` into packets for this collective: one
+    /// packet when the butterfly takes it (at most [`Collective::small_bytes`]), else packets of
+    /// `packet_bytes` ([`packet_sizes`]), all but the last marked [`MORE`](super::unit::MORE) so they run on the
+    /// chain.
+    pub fn packets(self, config: &RouterConfig, bytes: usize, packet_bytes: usize) -> Vec<usize> {
+        if bytes <= self.small_bytes(config) as usize {
+            vec![bytes]
+        } else {
+            packet_sizes(bytes, packet_bytes)
+        }
     }
 
     /// What each node's host sends (indexed by node number; empty: nothing), from the user's
@@ -121,12 +161,22 @@ impl Collective {
         }
     }
 
-    /// What each node's host gets (indexed by node number; empty: nothing), in software: the
-    /// chain's combination order ([`super::plan::reference()`]) for the reductions, copies for
-    /// the others.
-    pub fn reference(self, config: &RouterConfig, inputs: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<Vec<u128>> {
+    /// What each node's host gets (indexed by node number; empty: nothing) when the hosts send
+    /// packets as [`Collective::packets`] splits them, in software: for the reductions the
+    /// butterfly's order ([`super::butterfly::reference()`]) for a vector sent whole in one
+    /// packet of at most [`Collective::small_bytes`], else the chain's
+    /// ([`super::plan::reference()`]); copies for the others.
+    pub fn reference(self, config: &RouterConfig, inputs: &[Vec<u128>], ty: ElementType, op: ReduceOp, packet_bytes: usize) -> Vec<Vec<u128>> {
         let p = config.nodes();
-        let reduced = || reference_rooted(config, inputs, ty, op, self.root_position(config));
+        let (m, small) = (self.root_position(config), self.small_bytes(config) as usize);
+        let reduced = || {
+            let bytes = inputs.first().map_or(0, |v| v.len()) * ty.bytes();
+            if bytes <= small && self.packets(config, bytes, packet_bytes).len() == 1 {
+                butterfly::reference(config, inputs, ty, op).swap_remove(0)
+            } else {
+                reference_rooted(config, inputs, ty, op, m)
+            }
+        };
         match self {
             Collective::Allreduce => vec![reduced(); p],
             Collective::Reduce { root } => (0..p).map(|n| if n == root { reduced() } else { vec![] }).collect(),

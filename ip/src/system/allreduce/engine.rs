@@ -176,6 +176,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let contributed = (h_head & header_length.ne(0u32) & !no_result).named("contributed");
     let awaited = (delivered & (outstanding.q.any() | contributed)).named("awaited_result");
     outstanding.next(outstanding.q + contributed.zext(16) - awaited.zext(16));
+    d.output("idle", outstanding.q.is_zero());
     let moved = [host.fire(), from_a.fire(), from_b.fire(), packets_a.fire(), packets_b.fire(), packets_host.fire()];
     let progress = moved.iter().skip(1).fold(moved[0], |acc, f| acc | *f).named("progress");
     let idle = d.reg("idle_cycles", 32, 0);

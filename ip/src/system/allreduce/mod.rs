@@ -11,6 +11,7 @@ pub mod combine;
 pub mod element;
 pub mod engine;
 pub mod plan;
+pub mod unit;
 
 pub use collective::Collective;
 pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};

@@ -31,6 +31,9 @@ pub struct Program {
     pub dst_a: u32,
     /// Where forwarded results go, packed the same way; 0 when unused.
     pub dst_b: u32,
+    /// Contribution packets of at most this many bytes run on the butterfly (register
+    /// `allreduce_small_bytes`; 0: every packet on the chain).
+    pub small_bytes: u32,
 }
 
 /// The chain: node coordinates in snake order.
@@ -53,7 +56,8 @@ fn flag(name: &str) -> u32 {
     1 << FLAGS.iter().position(|f| *f == name).expect("allreduce flag")
 }
 
-/// Each node's program (indexed by node number), for the engine on ports `[a, b]`.
+/// Each node's program (indexed by node number), for the engine on ports `[a, b]`: every
+/// packet on the chain.
 pub fn plan(config: &RouterConfig, ports: [usize; 2]) -> Vec<Program> {
     plan_rooted(config, ports, config.nodes() / 2)
 }
@@ -67,16 +71,16 @@ pub fn plan_rooted(config: &RouterConfig, ports: [usize; 2], m: usize) -> Vec<Pr
         let c = order[i];
         pack_dst(c[0], c[1], c[2], port)
     };
-    let mut out = vec![Program { flags: 0, dst_a: 0, dst_b: 0 }; p];
+    let mut out = vec![Program { flags: 0, dst_a: 0, dst_b: 0, small_bytes: 0 }; p];
     for (i, c) in order.iter().enumerate() {
         let n = config.node(*c);
         out[n] = if i < m {
             let flags = if i > 0 { flag("use_a") | flag("fwd_b") } else { 0 };
-            Program { flags, dst_a: to(i + 1, ports[0]), dst_b: if i > 0 { to(i - 1, ports[1]) } else { 0 } }
+            Program { flags, dst_a: to(i + 1, ports[0]), dst_b: if i > 0 { to(i - 1, ports[1]) } else { 0 }, small_bytes: 0 }
         } else if i > m {
             let flags = if i < p - 1 { flag("use_a") | flag("fwd_b") } else { 0 };
             let up = if i - 1 == m { ports[1] } else { ports[0] };
-            Program { flags, dst_a: to(i - 1, up), dst_b: if i < p - 1 { to(i + 1, ports[1]) } else { 0 } }
+            Program { flags, dst_a: to(i - 1, up), dst_b: if i < p - 1 { to(i + 1, ports[1]) } else { 0 }, small_bytes: 0 }
         } else {
             let mut flags = flag("root");
             if m > 0 {
@@ -85,7 +89,7 @@ pub fn plan_rooted(config: &RouterConfig, ports: [usize; 2], m: usize) -> Vec<Pr
             if m < p - 1 {
                 flags |= flag("use_b") | flag("fwd_b");
             }
-            Program { flags, dst_a: if m > 0 { to(m - 1, ports[1]) } else { 0 }, dst_b: if m < p - 1 { to(m + 1, ports[1]) } else { 0 } }
+            Program { flags, dst_a: if m > 0 { to(m - 1, ports[1]) } else { 0 }, dst_b: if m < p - 1 { to(m + 1, ports[1]) } else { 0 }, small_bytes: 0 }
         };
     }
     out
