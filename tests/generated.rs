@@ -75,8 +75,9 @@ fn top_level_ports_follow_the_naming_contract() {
             let selftest_ports =
                 ["start", "count", "length", "dst", "tag", "seed", "done_in", "window", "received", "busy", "sent", "cycles", "expected", "clear", "packets", "errors", "bytes", "complete"];
             let selftest_ok = module.spec.family == "selftest" && selftest_ports.contains(&port);
-            // The allreduce engine: its program and counters.
-            let allreduce_ok = module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b", "op", "timeout", "host_dst"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
+            // The allreduce engine and the butterfly: their program, counters and idle state.
+            let allreduce_ok =
+                module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b", "op", "timeout", "host_dst", "idle"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
             // A compiled application loop: start/busy, its memories' and globals' host ports and
             // its counters.
             let app_suffixes = ["_wr_en", "_wr_addr", "_wr_data", "_rd_addr", "_rd_data", "_value", "_result", "_elements", "_noops", "_hazards", "_bank_conflicts"];

@@ -45,6 +45,7 @@ module allreduce_w128(
     contributions,
     mismatches,
     id_mismatches,
+    idle,
     timeouts,
     results
 );
@@ -103,6 +104,7 @@ module allreduce_w128(
     output reg [31:0] contributions;
     output reg [31:0] mismatches;
     output reg [31:0] id_mismatches;
+    output wire idle;
     output reg [31:0] timeouts;
     output reg [31:0] results;
 
@@ -131,7 +133,7 @@ reg [31:0] a_op_id;
 reg [31:0] b_op_id;
 wire join_b_sel_2;
 wire join_b;
-// join: one beat of each input in use, into 4 lanes of (a op h) op b (12 cycles)
+// join: one beat of each input in use, into 4 lanes of (a op h) op b
 wire [13:0] packet_length;
 wire [31:0] packet_op_id;
 wire host_head_and;
@@ -161,37 +163,29 @@ wire join_take;
 wire join_take_and;
 wire use_a_and;
 wire join_fire;
-wire op_min;
-wire op_max;
-wire op_or;
-wire [31:0] identity;
-wire [31:0] s_axis_a_tdata_sel;
-wire [31:0] s_axis_a_tdata_sel_2;
-wire [31:0] s_axis_a_tdata_sel_3;
-wire [31:0] s_axis_a_tdata_sel_4;
-wire [31:0] s_axis_b_tdata_sel;
-wire [31:0] s_axis_b_tdata_sel_2;
-wire [31:0] s_axis_b_tdata_sel_3;
-wire [31:0] s_axis_b_tdata_sel_4;
-wire [31:0] or0;
-wire [31:0] or1;
-wire [31:0] or2;
-wire [31:0] or3;
+wire [127:0] identity;
+wire [127:0] s_axis_a_tdata_sel;
+wire [127:0] s_axis_b_tdata_sel;
+wire adders_op_min;
+wire adders_op_max;
+wire adders_op_or;
+wire [31:0] adders_or0;
+wire [31:0] adders_or1;
+wire [31:0] adders_or2;
+wire [31:0] adders_or3;
 wire [511:0] s_axis_host_tdata_cat;
+wire [127:0] adders_delayed;
+wire [127:0] adders_sums;
+wire [127:0] adders_minima;
+wire [127:0] adders_maxima;
+wire [127:0] adders_combined;
 wire adders_m_axis_tvalid_and;
 wire adders_m_axis_tvalid_and_2;
 wire [15:0] sum_last_keep;
-wire [127:0] delayed;
-wire [127:0] sums;
-wire [127:0] minima;
-wire [127:0] maxima;
-wire [127:0] combined_unless_min;
-wire [127:0] combined_unless_or;
-wire [127:0] combined;
 wire [45:0] lengths_head1_cat;
 // the root's sum is the result; elsewhere it is a partial for dst_a
 wire result_all_took_sel;
-wire [127:0] combined_sel;
+wire [127:0] adders_combined_sel;
 wire adders_m_axis_tlast_sel;
 wire [45:0] lengths_head1_sel;
 wire adders_m_axis_tvalid_sel;
@@ -290,7 +284,7 @@ wire [6:0] host_dst_cat_4;
 wire [127:0] error_header;
 wire host_out_fire;
 wire host_out_out_last_sel;
-wire [127:0] combined_sel_2;
+wire [127:0] adders_combined_sel_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [13:0] lengths_mem0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -319,7 +313,7 @@ assign b_in_packet_and = b_in_packet & s_axis_b_tvalid;
 assign join_b_sel_2 = root ? (join_b & join_take & host_in_packet_and & a_in_packet_or) : result_all_took;
 assign join_b = root & use_b;
 
-// ---- join: one beat of each input in use, into 4 lanes of (a op h) op b (12 cycles) ----
+// ---- join: one beat of each input in use, into 4 lanes of (a op h) op b ----
 assign packet_length = s_axis_host_tdata[57:44];
 assign packet_op_id = s_axis_host_tdata[119:88];
 assign host_head_and = host_head & (~(packet_length == 14'h0));
@@ -339,42 +333,35 @@ assign join_take = adders_s_axis_tready & ((lengths_wr - lengths_rd) < 5'h10);
 assign join_take_and = join_take & a_in_packet_or & b_in_packet_or;
 assign use_a_and = use_a & join_take & host_in_packet_and & b_in_packet_or;
 assign join_fire = join_take & host_in_packet_and & a_in_packet_or & b_in_packet_or;
-assign op_min = op == 2'h1;
-assign op_max = op == 2'h2;
-assign op_or = op == 2'h3;
-assign identity = op[1] ? (op[0] ? 32'h0 : 32'hff800000) : (op[0] ? 32'h7f800000 : 32'h80000000);
-assign s_axis_a_tdata_sel = use_a ? s_axis_a_tdata[31:0] : identity;
-assign s_axis_a_tdata_sel_2 = use_a ? s_axis_a_tdata[63:32] : identity;
-assign s_axis_a_tdata_sel_3 = use_a ? s_axis_a_tdata[95:64] : identity;
-assign s_axis_a_tdata_sel_4 = use_a ? s_axis_a_tdata[127:96] : identity;
-assign s_axis_b_tdata_sel = join_b ? s_axis_b_tdata[31:0] : identity;
-assign s_axis_b_tdata_sel_2 = join_b ? s_axis_b_tdata[63:32] : identity;
-assign s_axis_b_tdata_sel_3 = join_b ? s_axis_b_tdata[95:64] : identity;
-assign s_axis_b_tdata_sel_4 = join_b ? s_axis_b_tdata[127:96] : identity;
-assign or0 = s_axis_a_tdata_sel | s_axis_host_tdata[31:0] | s_axis_b_tdata_sel;
-assign or1 = s_axis_a_tdata_sel_2 | s_axis_host_tdata[63:32] | s_axis_b_tdata_sel_2;
-assign or2 = s_axis_a_tdata_sel_3 | s_axis_host_tdata[95:64] | s_axis_b_tdata_sel_3;
-assign or3 = s_axis_a_tdata_sel_4 | s_axis_host_tdata[127:96] | s_axis_b_tdata_sel_4;
-assign s_axis_host_tdata_cat = {or3, or2, or1, or0, s_axis_b_tdata_sel_4, s_axis_b_tdata_sel_3, s_axis_b_tdata_sel_2,
-    s_axis_b_tdata_sel, s_axis_host_tdata[127:96], s_axis_host_tdata[95:64], s_axis_host_tdata[63:32],
-    s_axis_host_tdata[31:0], s_axis_a_tdata_sel_4, s_axis_a_tdata_sel_3, s_axis_a_tdata_sel_2,
-    s_axis_a_tdata_sel};
+assign identity = op[1] ? (op[0] ? 128'h0 : 128'hff800000ff800000ff800000ff800000) : (op[0] ? 128'h7f8000007f8000007f8000007f800000 : 128'h80000000800000008000000080000000);
+assign s_axis_a_tdata_sel = use_a ? s_axis_a_tdata : identity;
+assign s_axis_b_tdata_sel = join_b ? s_axis_b_tdata : identity;
+assign adders_op_min = op == 2'h1;
+assign adders_op_max = op == 2'h2;
+assign adders_op_or = op == 2'h3;
+assign adders_or0 = s_axis_a_tdata_sel[31:0] | s_axis_host_tdata[31:0] | s_axis_b_tdata_sel[31:0];
+assign adders_or1 = s_axis_a_tdata_sel[63:32] | s_axis_host_tdata[63:32] | s_axis_b_tdata_sel[63:32];
+assign adders_or2 = s_axis_a_tdata_sel[95:64] | s_axis_host_tdata[95:64] | s_axis_b_tdata_sel[95:64];
+assign adders_or3 = s_axis_a_tdata_sel[127:96] | s_axis_host_tdata[127:96] | s_axis_b_tdata_sel[127:96];
+assign s_axis_host_tdata_cat = {adders_or3, adders_or2, adders_or1, adders_or0, s_axis_b_tdata_sel[127:96], s_axis_b_tdata_sel[95:64],
+    s_axis_b_tdata_sel[63:32], s_axis_b_tdata_sel[31:0], s_axis_host_tdata[127:96],
+    s_axis_host_tdata[95:64], s_axis_host_tdata[63:32], s_axis_host_tdata[31:0],
+    s_axis_a_tdata_sel[127:96], s_axis_a_tdata_sel[95:64], s_axis_a_tdata_sel[63:32],
+    s_axis_a_tdata_sel[31:0]};
+assign adders_delayed = {adders_m_axis_tdata[511:480], adders_m_axis_tdata[479:448], adders_m_axis_tdata[447:416],
+    adders_m_axis_tdata[415:384]};
+assign adders_sums = adders_m_axis_tdata[127:0];
+assign adders_minima = adders_m_axis_tdata[255:128];
+assign adders_maxima = adders_m_axis_tdata[383:256];
+assign adders_combined = adders_op_or ? adders_delayed : (adders_op_min ? adders_minima : (adders_op_max ? adders_maxima : adders_sums));
 assign adders_m_axis_tvalid_and = adders_m_axis_tvalid & lengths_valid;
 assign adders_m_axis_tvalid_and_2 = adders_m_axis_tvalid_and & result_all_took_sel & adders_m_axis_tlast;
 assign sum_last_keep = (lengths_head0 == 14'h0) ? 16'hffff : ((lengths_head0[3:0] == 4'h0) ? 16'hffff : (~(16'hffff << lengths_head0[3:0])));
-assign delayed = {adders_m_axis_tdata[511:480], adders_m_axis_tdata[479:448], adders_m_axis_tdata[447:416],
-    adders_m_axis_tdata[415:384]};
-assign sums = adders_m_axis_tdata[127:0];
-assign minima = adders_m_axis_tdata[255:128];
-assign maxima = adders_m_axis_tdata[383:256];
-assign combined_unless_min = op_max ? maxima : sums;
-assign combined_unless_or = op_min ? minima : combined_unless_min;
-assign combined = op_or ? delayed : combined_unless_or;
 assign lengths_head1_cat = {lengths_head1, lengths_head0};
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;
-assign combined_sel = root ? combined : s_axis_b_tdata;
+assign adders_combined_sel = root ? adders_combined : s_axis_b_tdata;
 assign adders_m_axis_tlast_sel = root ? adders_m_axis_tlast : s_axis_b_tlast;
 assign lengths_head1_sel = root ? lengths_head1_cat : ({b_op_id, b_length});
 assign adders_m_axis_tvalid_sel = root ? (adders_m_axis_tvalid_and & root) : (b_in_packet_and & (~root));
@@ -478,7 +465,7 @@ assign host_dst_cat_4 = {(^(host_dst_or_2 & 120'hfffffffffffffffe00000000000000)
 assign error_header = {(^({host_dst_cat_4, host_dst_or_2})), host_dst_cat_4, host_dst_or_2};
 assign host_out_fire = m_axis_host_tready & (send_error ? 1'h1 : host_out_out_valid);
 assign host_out_out_last_sel = send_error ? 1'h1 : host_out_out_last;
-assign combined_sel_2 = load ? (send_header ? lengths_head1_or : (root ? combined_sel : combined)) : a_out_out_data;
+assign adders_combined_sel_2 = load ? (send_header ? lengths_head1_or : (root ? adders_combined_sel : adders_combined)) : a_out_out_data;
 
 // ---- adders (allreduce_f32_x4) ----
 allreduce_w128_allreduce_f32_x4 adders (
@@ -522,15 +509,15 @@ always @(posedge clk) begin
     if (rst) result_took2 <= 1'h0; else result_took2 <= (~adders_m_axis_tvalid_and_3) & (result_took2 | (adders_m_axis_tvalid_sel & root_and & free_and));
     if (rst) a_out_in_frame <= 1'h0; else a_out_in_frame <= (send_beat & adders_m_axis_tlast_sel_2) ? 1'h0 : (send_header ? 1'h1 : a_out_in_frame);
     if (rst) a_out_out_valid <= 1'h0; else a_out_out_valid <= load ? 1'h1 : (m_axis_a_tready ? 1'h0 : a_out_out_valid);
-    if (rst) a_out_out_data <= 128'h0; else a_out_out_data <= combined_sel_2;
+    if (rst) a_out_out_data <= 128'h0; else a_out_out_data <= adders_combined_sel_2;
     if (rst) a_out_out_last <= 1'h0; else a_out_out_last <= load ? (send_header ? 1'h0 : adders_m_axis_tlast_sel_2) : a_out_out_last;
     if (rst) b_out_in_frame <= 1'h0; else b_out_in_frame <= (send_beat_2 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_2 ? 1'h1 : b_out_in_frame);
     if (rst) b_out_out_valid <= 1'h0; else b_out_out_valid <= load_2 ? 1'h1 : (m_axis_b_tready ? 1'h0 : b_out_out_valid);
-    if (rst) b_out_out_data <= 128'h0; else b_out_out_data <= load_2 ? (send_header_2 ? lengths_head1_or_2 : combined_sel) : b_out_out_data;
+    if (rst) b_out_out_data <= 128'h0; else b_out_out_data <= load_2 ? (send_header_2 ? lengths_head1_or_2 : adders_combined_sel) : b_out_out_data;
     if (rst) b_out_out_last <= 1'h0; else b_out_out_last <= load_2 ? (send_header_2 ? 1'h0 : adders_m_axis_tlast_sel) : b_out_out_last;
     if (rst) host_out_in_frame <= 1'h0; else host_out_in_frame <= (send_beat_3 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_3 ? 1'h1 : host_out_in_frame);
     if (rst) host_out_out_valid <= 1'h0; else host_out_out_valid <= load_3 ? 1'h1 : (m_axis_host_tready_and ? 1'h0 : host_out_out_valid);
-    if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? host_header : combined_sel) : host_out_out_data;
+    if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? host_header : adders_combined_sel) : host_out_out_data;
     if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? (adders_m_axis_tlast ? sum_last_keep : 16'hffff) : s_axis_b_tkeep)) : host_out_out_keep;
     if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : adders_m_axis_tlast_sel) : host_out_out_last;
     if (rst) outstanding <= 16'h0; else outstanding <= (outstanding + ({15'h0, contributed})) - ({15'h0, awaited_result});
@@ -553,6 +540,7 @@ assign m_axis_a_tvalid = a_out_out_valid;
 assign m_axis_b_tdata = b_out_out_data;
 assign m_axis_b_tlast = b_out_out_last;
 assign m_axis_b_tvalid = b_out_out_valid;
+assign idle = outstanding == 16'h0;
 assign m_axis_host_tdata = send_error ? error_header : host_out_out_data;
 assign m_axis_host_tkeep = send_error ? 16'hffff : host_out_out_keep;
 assign m_axis_host_tlast = host_out_out_last_sel;

@@ -91,10 +91,12 @@ fn every_element_type_and_operator_reduces_in_the_documented_order() {
     }
 }
 
-/// Every collective on a 2×2 torus (chain 0, 1, 3, 2), one after another on the same fabric with
-/// back-pressure on every host stream, for binary32 sums and int32 maxima: every node's result
-/// equals the software reference ([`Collective::reference`]: the chain's order for reductions,
-/// the inputs' bits for copies), and a reduce delivers nothing away from its root.
+/// Every collective on a 2×2 torus (chain 0, 1, 3, 2; butterfly partners 0–1, 2–3, then 0–2,
+/// 1–3), one after another on the same fabric with back-pressure on every host stream, for
+/// binary32 sums and int32 maxima: every node's result equals the software reference
+/// ([`Collective::reference`]: the butterfly's order for a vector of at most 256 bytes, else the
+/// chain's, for reductions; the inputs' bits for copies), and a reduce delivers nothing away from
+/// its root.
 #[test]
 fn every_collective_matches_its_reference() {
     for (element, op, seed) in [(ElementType::F32, ReduceOp::Sum, 31), (ElementType::I32, ReduceOp::Max, 32)] {
@@ -163,4 +165,37 @@ fn an_operation_that_cannot_complete_is_reported_not_hung() {
         assert_eq!(torus.axil_read(n, timeouts).unwrap().0, 1, "node {n} counts one timeout");
     }
     assert_eq!(torus.axil_read(2, timeouts).unwrap().0, 0, "node 2 had nothing in flight");
+}
+
+/// The butterfly's error path on a 2×2 torus: node 3's host never contributes, so its partners
+/// wait; with the watchdog on, each host that took part gets the timeout packet and counts one
+/// timeout, node 3 none. A complete short operation before it reports nothing.
+#[test]
+fn a_butterfly_that_cannot_complete_is_reported_not_hung() {
+    let mut config = ring(ElementType::F32, [0, 1], 128);
+    config.router.dims = [2, 2, 1];
+    let map = weft_sim::weft_ip::system::node::register_map(&config);
+    let counter = |name: &str| map.iter().find(|r| r.name.ends_with(name)).expect("a counter").addr;
+    let (timeouts, butterflies) = (counter("allreduce_timeouts"), counter("allreduce_butterflies"));
+    let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
+    torus.reset();
+    torus.bring_up(20_000).unwrap();
+    torus.set_allreduce_timeout(300).unwrap();
+    let mut rng = Rng::new(41);
+    let mut v = bits(&vectors(&mut rng, 4, 3));
+    // One complete operation through the collectives' programs (the butterfly takes 12 bytes).
+    let run = torus.collective(Collective::Allreduce, [0, 1], ElementType::F32, ReduceOp::Sum, &v, 64, Some(4), 20_000).unwrap();
+    assert_eq!(run.results, Collective::Allreduce.reference(&config.router, &v, ElementType::F32, ReduceOp::Sum, 64), "a complete operation");
+    assert!(run.timed_out.is_empty());
+    for n in 0..4 {
+        assert_eq!(torus.axil_read(n, butterflies).unwrap().0, 1, "node {n} ran it on the butterfly");
+    }
+    // The programs stay; node 3 sends nothing.
+    v[3].clear();
+    let run = torus.allreduce(0, 32, &v, &[12], None, 3_000).unwrap();
+    assert_eq!(run.timed_out, [0, 1, 2], "the hosts that took part are told");
+    for n in 0..3 {
+        assert_eq!(torus.axil_read(n, timeouts).unwrap().0, 1, "node {n} counts one timeout");
+    }
+    assert_eq!(torus.axil_read(3, timeouts).unwrap().0, 0, "node 3 had nothing in flight");
 }

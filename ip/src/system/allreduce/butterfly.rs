@@ -5,8 +5,7 @@
 //! holds the reduction of all, with `s` exchanges on the critical path instead of the chain's
 //! `P` (on torus_4x2x1, partners 1, 2 and 1 hops away: 4 hops against 8 engine steps).
 //!
-//! **Order.** Step `k` computes `(A ∘ H) ∘ identity` as the chain's combiner does, with `A` the
-//! partner's vector and `H` this node's. Every operator here is commutative bit for bit (IEEE
+//! **Order.** Step `k` computes `A ∘ H`, with `A` the partner's vector and `H` this node's. Every operator here is commutative bit for bit (IEEE
 //! addition, `minimum`/`maximum` with −0 < +0, the canonical NaN, int32 wrapping sums, OR), so
 //! both partners hold the same bits and the result is the same on every node:
 //! [`reference()`] folds pairs in step order.
@@ -24,7 +23,7 @@
 //! counted in `timeouts` and reported to the host by a header-only packet of tag
 //! [`super::engine::ERROR_TAG`].
 
-use super::combine::{combiner, identity_word};
+use super::combine::combiner;
 use super::element::{ElementType, ReduceOp};
 use super::engine::{host_header, ERROR_TAG, RESULT_TAG};
 use crate::axis::packetize::{sideband, sideband_header};
@@ -49,10 +48,9 @@ pub fn steps(dims: [usize; 3]) -> Option<Vec<(usize, usize)>> {
 }
 
 /// Every node's result (indexed by node number), from each node's vector, in the butterfly's
-/// order: at step `k` node `n` keeps `(v_partner ∘ v_n) ∘ identity`.
+/// order: at step `k` node `n` keeps `v_partner ∘ v_n`.
 pub fn reference(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<Vec<u128>> {
     let steps = steps(config.dims).expect("butterfly: every dimension a power of two");
-    let id = op.identity(ty);
     let mut v = vectors.to_vec();
     for (axis, bit) in steps {
         v = (0..v.len())
@@ -60,7 +58,7 @@ pub fn reference(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, 
                 let mut c = config.coords(n);
                 c[axis] ^= 1 << bit;
                 let partner = &v[config.node(c)];
-                v[n].iter().zip(partner).map(|(h, a)| op.apply(ty, op.apply(ty, *a, *h), id)).collect()
+                v[n].iter().zip(partner).map(|(h, a)| op.apply(ty, *a, *h)).collect()
             })
             .collect();
     }
@@ -175,13 +173,12 @@ pub fn butterfly(width: usize, ty: ElementType, dims: [usize; 3]) -> Result<Netl
     let own_slot = parity.q.cat(step.q).named("own_slot");
     let have = present.q.shr(own_slot).bit(0).named("partner_here");
 
-    d.section(&format!("combining: (partner op own) op identity, beat by beat; {} lanes", width / ty.bits()));
+    d.section(&format!("combining: partner op own, beat by beat; {} lanes", width / ty.bits()));
     let fire_ok = d.later(1);
     let fire = (combining & issue.q.lt(nb) & fire_ok).named("combine_fire");
-    let identity = identity_word(&d, ty, width, op);
     let a = rx.read(own_slot.cat(issue.q.bits(0, ib)));
     let h = buf.read(issue.q.bits(0, ib));
-    let sum = combiner(&d, "combiner", ty, width, op, [a, h, identity], fire, (issue.q + 1u32).bits(0, cb).eq(nb), d.lit(1, 1))?;
+    let sum = combiner(&d, "combiner", ty, width, op, (a, h, None), fire, (issue.q + 1u32).bits(0, cb).eq(nb), d.lit(1, 1))?;
     fire_ok.define(sum.ready);
     issue.next_when(fire, issue.q + 1u32);
     back.next_when(sum.valid, back.q + 1u32);

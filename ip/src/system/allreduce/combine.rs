@@ -22,24 +22,28 @@ use crate::system::kernel_port::port_width;
 /// credit round trips with traffic both ways, which the engine's latency shifts.
 pub const ADD_STAGES: usize = 6;
 
-/// The combining kernel's DSL: lanes `a`, then `h`, then `b`, then `x` (bit patterns the join
-/// computed: the OR, and on int32 the operation's result, which the kernel only delays); for lane
-/// `i` the outputs `s_i = (a_i + h_i) + b_i`, then every `lo_i = min(min(a_i, h_i), b_i)`, then
-/// every `hi_i = max(…)`, then every `p_i = x_i`. For floating-point elements only (int32 is
-/// combined at the join, in a register stage).
-pub fn combine_kernel(ty: ElementType, lanes: usize) -> String {
+/// The combining kernel's DSL: lanes `a`, then `h`, then `b` (with `three` operands), then `x`
+/// (bit patterns the join computed: the OR, and on int32 the operation's result, which the kernel
+/// only delays); for lane `i` the outputs `s_i = (a_i + h_i) + b_i`, then every
+/// `lo_i = min(min(a_i, h_i), b_i)`, then every `hi_i = max(…)`, then every `p_i = x_i` (without
+/// `b`: `a_i + h_i`, `min(a_i, h_i)`, `max(a_i, h_i)`). For floating-point elements only (int32
+/// is combined at the join, in a register stage).
+pub fn combine_kernel(ty: ElementType, lanes: usize, three: bool) -> String {
     let names = |p: &str| (0..lanes).map(|i| format!("{p}{i}")).collect::<Vec<_>>();
     // A fixed-point lane holds at most 32 bits: a binary64 pattern travels as two halves.
     let (part, parts) = delayed_parts(ty);
     let x: Vec<String> = (0..lanes * parts).map(|k| format!("x{k}: ufix<{part},0>")).collect();
     let through: Vec<String> = (0..lanes * parts).map(|k| format!("p{k} = x{k}")).collect();
-    let mut outputs: Vec<String> = (0..lanes).map(|i| format!("s{i} = (a{i} + h{i}) + b{i}")).collect();
-    outputs.extend((0..lanes).map(|i| format!("lo{i} = min(ah_min{i}, b{i})")));
-    outputs.extend((0..lanes).map(|i| format!("hi{i} = max(ah_max{i}, b{i})")));
+    let with_b = |v: String, f: &str, i: usize| if three { format!("{f}({v}, b{i})") } else { v };
+    let mut outputs: Vec<String> = (0..lanes).map(|i| if three { format!("s{i} = (a{i} + h{i}) + b{i}") } else { format!("s{i} = a{i} + h{i}") }).collect();
+    outputs.extend((0..lanes).map(|i| format!("lo{i} = {}", with_b(format!("ah_min{i}"), "min", i))));
+    outputs.extend((0..lanes).map(|i| format!("hi{i} = {}", with_b(format!("ah_max{i}"), "max", i))));
     outputs.extend(through);
     let lets: String = (0..lanes).map(|i| format!("let ah_min{i} = min(a{i}, h{i})\nlet ah_max{i} = max(a{i}, h{i})\n")).collect();
-    let inputs = [names("a"), names("h"), names("b"), x].concat().join(", ");
-    format!("kernel allreduce_{}_x{lanes}: {}\ninput {inputs}\n{lets}output {}\n", ty.name(), ty.name(), outputs.join(", "))
+    let operands = if three { [names("a"), names("h"), names("b")].concat() } else { [names("a"), names("h")].concat() };
+    let inputs = [operands, x].concat().join(", ");
+    let name = if three { format!("allreduce_{}_x{lanes}", ty.name()) } else { format!("combine2_{}_x{lanes}", ty.name()) };
+    format!("kernel {name}: {}\ninput {inputs}\n{lets}output {}\n", ty.name(), outputs.join(", "))
 }
 
 /// The int32 combiner's stage: the join's results through a register slice, with the float
@@ -82,23 +86,26 @@ pub(super) struct Combined<'d> {
 }
 
 /// Builds the combiner for `width`-bit beats of `ty` into `d` (instance `instance`): it takes
-/// the words `[a, h, b]` with `last` in a cycle with `fire` and offers each result until
-/// `out_ready`.
+/// the words `a`, `h` and, if given, `b` with `last` in a cycle with `fire` and offers each
+/// result until `out_ready`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn combiner<'d>(
     d: &'d Design,
     instance: &str,
     ty: ElementType,
     width: usize,
     op: Sig<'d>,
-    words: [Sig<'d>; 3],
+    words: (Sig<'d>, Sig<'d>, Option<Sig<'d>>),
     fire: Sig<'d>,
     last: Sig<'d>,
     out_ready: Sig<'d>,
 ) -> Result<Combined<'d>, Error> {
+    let three = words.2.is_some();
+    let words: Vec<Sig<'d>> = [Some(words.0), Some(words.1), words.2].into_iter().flatten().collect();
     let (bits, lanes) = (ty.bits(), width / ty.bits());
     let (net, module) = match ty.float() {
         Some(_) => {
-            let kernel = dsl::parse(&combine_kernel(ty, lanes)).map_err(Error::kernel("allreduce combiner"))?;
+            let kernel = dsl::parse(&combine_kernel(ty, lanes, three)).map_err(Error::kernel("allreduce combiner"))?;
             // Adders of ADD_STAGES stages: the unit sits in every node, so it keeps to the
             // router's LUT levels rather than the kernels' balanced (shallower, deeper-logic) split.
             let mut stages = Stages::balanced(kernel.format);
@@ -106,7 +113,7 @@ pub(super) fn combiner<'d>(
             let (net, _) = kernel.netlist(&stages)?;
             (net, kernel.name)
         }
-        None => (int_stage(width), format!("allreduce_i32_x{lanes}")),
+        None => (int_stage(width), if three { format!("allreduce_i32_x{lanes}") } else { format!("combine2_i32_x{lanes}") }),
     };
     let data_in = port_width(&net, "s_axis_tdata");
     let (keep, user, has_last) = (port_width(&net, "s_axis_tkeep"), port_width(&net, "s_axis_tuser"), port_width(&net, "s_axis_tlast") > 0);
@@ -121,17 +128,14 @@ pub(super) fn combiner<'d>(
     // operation's result in the same order, (a op h) op b.
     let x: Vec<Sig> = (0..lanes)
         .map(|i| {
-            let [a, h, b] = words.map(|w| lane(w, i));
-            let or = (a | h | b).named(&format!("{instance}_or{i}"));
+            let v: Vec<Sig> = words.iter().map(|w| lane(*w, i)).collect();
+            let or = v[1..].iter().fold(v[0], |x, y| x | *y).named(&format!("{instance}_or{i}"));
             if ty.float().is_some() {
                 return or;
             }
-            let sum = (a + h + b).named(&format!("{instance}_sum{i}"));
-            let a_below_h = a.slt(h);
-            let lo = a_below_h.mux(a, h);
-            let lo = b.slt(lo).mux(b, lo).named(&format!("{instance}_min{i}"));
-            let hi = a_below_h.mux(h, a);
-            let hi = hi.slt(b).mux(b, hi).named(&format!("{instance}_max{i}"));
+            let sum = v[1..].iter().fold(v[0], |x, y| x + *y).named(&format!("{instance}_sum{i}"));
+            let lo = v[1..].iter().fold(v[0], |x, y| y.slt(x).mux(*y, x)).named(&format!("{instance}_min{i}"));
+            let hi = v[1..].iter().fold(v[0], |x, y| x.slt(*y).mux(*y, x)).named(&format!("{instance}_max{i}"));
             by_op(op, [sum, lo, hi, or]).named(&format!("{instance}_int{i}"))
         })
         .collect();

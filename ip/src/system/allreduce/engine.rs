@@ -127,7 +127,7 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     d.counter("id_mismatches", fire & ((use_a & a_id.ne(h_id)) | (join_b & b_id.ne(h_id))));
     // An operand a node does not have is the operator's identity.
     let identity = identity_word(&d, ty, width, op);
-    let words = [use_a.mux(a.0.data, identity), h.0.data, join_b.mux(b_join.0.data, identity)];
+    let words = (use_a.mux(a.0.data, identity), h.0.data, Some(join_b.mux(b_join.0.data, identity)));
     let out_ready = d.later(1);
     let sum = combiner(&d, "adders", ty, width, op, words, fire, h.0.last.unwrap(), out_ready & lengths.valid)?;
     k_ready.define(sum.ready);

@@ -18,7 +18,8 @@ pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};
 pub use engine::{engine, module_name, COUNTERS, ERROR_TAG, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
 pub use plan::{chain, packet_sizes, plan, plan_rooted, reference, reference_f32, reference_rooted, Program};
 
-/// The engine as a shipped module (`weft check allreduce_w128`).
+/// The engine and the butterfly as shipped modules (`weft check allreduce_w128`,
+/// `weft check butterfly_w128`).
 pub fn shipped() -> Vec<crate::shipped::Shipped> {
     use weft_hdl::export::{export_netlist, ModuleSpec};
     let spec = ModuleSpec {
@@ -28,9 +29,23 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
         parameters: vec![("data_width".into(), "128".into()), ("partial_tag".into(), format!("{PARTIAL_TAG:#06x}")), ("result_tag".into(), format!("{RESULT_TAG:#06x}"))],
         hidden_ports: vec![],
     };
-    vec![crate::shipped::Shipped::new(
-        spec,
-        |spec| export_netlist(spec, &engine(128, ElementType::F32)?),
-        || Ok::<_, crate::Error>(format!("{}; {}", check::check_engine(ElementType::F32, ReduceOp::Sum, true, 300, 5)?, check::check_engine(ElementType::F32, ReduceOp::Max, false, 300, 6)?)),
-    )]
+    let butterfly_spec = ModuleSpec {
+        family: "allreduce",
+        name: "butterfly_w128".into(),
+        summary: "recursive-doubling allreduce of one packet of up to 256 bytes on a 4×2×1 torus: partner exchanges per coordinate bit, (partner op own) per binary32 lane".into(),
+        parameters: vec![("data_width".into(), "128".into()), ("dims".into(), "4x2x1".into()), ("exchange_tag".into(), format!("{:#06x}", butterfly::EXCHANGE_TAG))],
+        hidden_ports: vec![],
+    };
+    vec![
+        crate::shipped::Shipped::new(
+            spec,
+            |spec| export_netlist(spec, &engine(128, ElementType::F32)?),
+            || Ok::<_, crate::Error>(format!("{}; {}", check::check_engine(ElementType::F32, ReduceOp::Sum, true, 300, 5)?, check::check_engine(ElementType::F32, ReduceOp::Max, false, 300, 6)?)),
+        ),
+        crate::shipped::Shipped::new(
+            butterfly_spec,
+            |spec| export_netlist(spec, &butterfly::butterfly(128, ElementType::F32, [4, 2, 1])?),
+            || check::check_butterfly(ElementType::F32, ReduceOp::Sum, [4, 2, 1], 8, 7),
+        ),
+    ]
 }
