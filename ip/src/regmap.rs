@@ -158,6 +158,27 @@ pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allre
             "Allreduce: contribution packets of at most this many bytes (and at most 256) run on the butterfly, longer ones on the chain; 0: all on the chain; the same on every node",
             vec![],
         ),
+        reg(
+            "allreduce_issue_control",
+            ALLREDUCE + 28,
+            1,
+            Source::Stored(0),
+            "Allreduce from the registers: a rising edge of bit 0 issues one operation of one element",
+            vec![field("go", 0, 1, "0 → 1 issues allreduce_issue_value with id allreduce_issue_id")],
+        ),
+        reg("allreduce_issue_value_lo", ALLREDUCE + 32, 32, Source::Stored(0), "Allreduce from the registers: the element's bits 31:0", vec![]),
+        reg("allreduce_issue_value_hi", ALLREDUCE + 36, 32, Source::Stored(0), "Allreduce from the registers: the element's bits 63:32 (binary64)", vec![]),
+        reg("allreduce_issue_id", ALLREDUCE + 40, 32, Source::Stored(0), "Allreduce from the registers: the operation id; its result goes to the registers, not the stream", vec![]),
+        reg("allreduce_issue_result_lo", ALLREDUCE + 44, 32, Source::Input { port: "allreduce_issue".into(), lo: 0 }, "Allreduce from the registers: the result's bits 31:0", vec![]),
+        reg("allreduce_issue_result_hi", ALLREDUCE + 48, 32, Source::Input { port: "allreduce_issue".into(), lo: 32 }, "Allreduce from the registers: the result's bits 63:32", vec![]),
+        reg(
+            "allreduce_issue_status",
+            ALLREDUCE + 52,
+            3,
+            Source::Input { port: "allreduce_issue".into(), lo: 64 },
+            "Allreduce from the registers: its state",
+            vec![field("busy", 0, 1, "issued, result not back"), field("done", 1, 1, "the result is in allreduce_issue_result"), field("error", 2, 1, "the watchdog reported the operation")],
+        ),
     ]
 }
 

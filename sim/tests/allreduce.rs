@@ -199,3 +199,51 @@ fn a_butterfly_that_cannot_complete_is_reported_not_hung() {
     }
     assert_eq!(torus.axil_read(3, timeouts).unwrap().0, 0, "node 3 had nothing in flight");
 }
+
+/// One-element operations issued from the register window on a 2×2 torus, with no stream
+/// traffic: each node writes its element and an id, raises `go`, polls `allreduce_issue_status`
+/// until done and reads the result, which equals the reference — on the chain (`plan`'s
+/// programs) and on the butterfly (the collectives' programs) — while the stream saw nothing.
+#[test]
+fn operations_issued_from_the_register_window_reduce_like_the_streams() {
+    let mut config = ring(ElementType::F32, [0, 1], 128);
+    config.router.dims = [2, 2, 1];
+    let map = weft_sim::weft_ip::system::node::register_map(&config);
+    let at = |name: &str| map.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("register {name}")).addr;
+    let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
+    torus.reset();
+    torus.bring_up(20_000).unwrap();
+    let mut rng = Rng::new(51);
+    for (round, butterfly) in [(0u32, false), (1, true)] {
+        if butterfly {
+            // The collectives' programs (the butterfly up to 256 bytes), left in place by one run.
+            let v = bits(&vectors(&mut rng, 4, 1));
+            torus.collective(Collective::Allreduce, [0, 1], ElementType::F32, ReduceOp::Sum, &v, 64, None, 20_000).unwrap();
+        } else {
+            torus.program_allreduce([0, 1], ReduceOp::Sum).unwrap();
+        }
+        let v = bits(&vectors(&mut rng, 4, 1));
+        let id = 0x8000_0000 | round;
+        for n in 0..4 {
+            torus.axil_write(n, at("allreduce_issue_value_lo"), v[n][0] as u32).unwrap();
+            torus.axil_write(n, at("allreduce_issue_id"), id).unwrap();
+            torus.axil_write(n, at("allreduce_issue_control"), 0).unwrap();
+        }
+        for n in 0..4 {
+            torus.axil_write(n, at("allreduce_issue_control"), 1).unwrap();
+        }
+        let want =
+            if butterfly { Collective::Allreduce.reference(&config.router, &v, ElementType::F32, ReduceOp::Sum, 64) } else { vec![reference(&config.router, &v, ElementType::F32, ReduceOp::Sum); 4] };
+        for n in 0..4 {
+            let mut polls = 0;
+            while torus.axil_read(n, at("allreduce_issue_status")).unwrap().0 != 0b010 {
+                torus.idle(20);
+                polls += 1;
+                assert!(polls < 500, "node {n}: status {:#b}", torus.axil_read(n, at("allreduce_issue_status")).unwrap().0);
+            }
+            assert_eq!(torus.axil_read(n, at("allreduce_issue_result_lo")).unwrap().0 as u128, want[n][0], "node {n} ({})", if butterfly { "butterfly" } else { "chain" });
+        }
+        let butterflies = map.iter().find(|r| r.name.ends_with("allreduce_butterflies")).unwrap().addr;
+        assert_eq!(torus.axil_read(0, butterflies).unwrap().0, 2 * round, "operations the butterfly ran so far");
+    }
+}

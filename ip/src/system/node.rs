@@ -227,8 +227,17 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
             _ if side.is_some() => {
                 let (e, s) = (engine.as_ref().unwrap(), ["a", "b"][side.unwrap()]);
                 if s == "a" {
-                    d.connect(&d.axis_in(&format!("s_axis_p{p}"), local_in), &e.sink("s_axis_host", local_in))?;
-                    d.connect(&e.source("m_axis_host", local_out), &d.axis_out(&format!("m_axis_p{p}"), local_out))?;
+                    // The host's streams reach the unit through the register-issue block.
+                    let element = config.allreduce.unwrap().element;
+                    let issue = d.instance(&Rc::new(allreduce::issue::register_issue(width, element)?), &allreduce::issue::module_name(element, width), "allreduce_issue");
+                    issue.input("go").define(regs.output("allreduce_issue_control").bit(0));
+                    issue.input("value").define(regs.output("allreduce_issue_value_hi").cat(regs.output("allreduce_issue_value_lo")));
+                    issue.input("op_id").define(regs.output("allreduce_issue_id"));
+                    regs.input("allreduce_issue").define(issue.output("status").zext(32).cat(issue.output("result")));
+                    d.connect(&d.axis_in(&format!("s_axis_p{p}"), local_in), &issue.sink("s_axis_stream", local_in))?;
+                    d.connect(&issue.source("m_axis_unit", local_in), &e.sink("s_axis_host", local_in))?;
+                    d.connect(&e.source("m_axis_host", local_out), &issue.sink("s_axis_unit", local_out))?;
+                    d.connect(&issue.source("m_axis_stream", local_out), &d.axis_out(&format!("m_axis_p{p}"), local_out))?;
                 }
                 (e.source(&format!("m_axis_{s}"), local_in), e.sink(&format!("s_axis_{s}"), local_out))
             }

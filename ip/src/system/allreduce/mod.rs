@@ -10,6 +10,7 @@ pub mod collective;
 pub mod combine;
 pub mod element;
 pub mod engine;
+pub mod issue;
 pub mod plan;
 pub mod unit;
 

@@ -115,7 +115,7 @@ pub fn unit(width: usize, ty: ElementType, dims: [usize; 3]) -> Result<Netlist, 
 
 /// A packet's route, `at_header` as its header beat gave it, held to its last beat; and whether
 /// the beat on `packets` is past a header.
-fn packet_route<'d>(d: &'d Design, name: &str, packets: &Source<'d>, at_header: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
+pub(super) fn packet_route<'d>(d: &'d Design, name: &str, packets: &Source<'d>, at_header: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
     let inside = d.reg(&format!("{name}_in_packet"), 1, 0);
     let route = d.reg(&format!("{name}_route"), 1, 0);
     let sel = inside.q.mux(route.q, at_header).named(&format!("{name}_to_first"));
@@ -126,7 +126,7 @@ fn packet_route<'d>(d: &'d Design, name: &str, packets: &Source<'d>, at_header: 
 }
 
 /// Two packet streams into one, a whole packet at a time; `x` first when both wait.
-fn merge_packets<'d>(d: &'d Design, name: &str, x: &Source<'d>, y: &Source<'d>) -> Source<'d> {
+pub(super) fn merge_packets<'d>(d: &'d Design, name: &str, x: &Source<'d>, y: &Source<'d>) -> Source<'d> {
     let busy = d.reg(&format!("{name}_busy"), 1, 0);
     let cur = d.reg(&format!("{name}_from_first"), 1, 0);
     let sel = busy.q.mux(cur.q, x.0.valid).named(&format!("{name}_sel"));
