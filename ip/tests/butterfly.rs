@@ -24,6 +24,6 @@ fn a_2x2x2_torus_and_a_ring_of_eight_run_many_operations_back_to_back() {
 
 #[test]
 fn dimensions_that_are_not_powers_of_two_are_refused_by_name() {
-    let e = weft_ip::system::allreduce::butterfly::butterfly(128, ElementType::F32, [3, 2, 1]).err().expect("a ring of 3 has no butterfly");
+    let Err(e) = weft_ip::system::allreduce::butterfly::butterfly(128, ElementType::F32, [3, 2, 1]) else { panic!("a ring of 3 has no butterfly") };
     assert!(e.to_string().contains("[3, 2, 1]") && e.to_string().contains("power of two"), "{e}");
 }

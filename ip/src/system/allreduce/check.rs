@@ -193,7 +193,7 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
     Ok((report, e.get_output("id_mismatches") as u64, beats))
 }
 
-/// The butterfly ([`super::butterfly`]) of every node of a torus of `dims`, in the built-in
+/// The butterfly ([`mod@super::butterfly`]) of every node of a torus of `dims`, in the built-in
 /// simulator: `ops` allreduce operations back to back, each one packet of 1 element to
 /// [`super::butterfly::BUTTERFLY_BYTES`] per host, random elements of `ty` with a random operation id, random gaps on the hosts' streams,
 /// random back-pressure on every output, and a network that delivers each exchange packet (its

@@ -12,7 +12,7 @@
 //!
 //! **Short vectors.** On a torus whose dimensions are powers of two, every collective but reduce
 //! and broadcast (where only some nodes send or receive) sends a vector of at most
-//! [`SMALL_BYTES`] as one packet, which the unit runs on the butterfly ([`super::butterfly`];
+//! [`SMALL_BYTES`] as one packet, which the unit runs on the butterfly ([`mod@super::butterfly`];
 //! register `allreduce_small_bytes`), and its reductions follow the butterfly's order; longer
 //! vectors run on the chain.
 //!

@@ -2,7 +2,7 @@
 //! `(a ∘ h) ∘ b`, `∘` the operation's [`ReduceOp`] in the system's [`ElementType`] (the sum in
 //! two IEEE adders of [`ADD_STAGES`] stages each; `minimum`/`maximum` in comparators; int32 and
 //! `or` in one register stage beside them). An operand a unit does not have is given as the
-//! operator's [`identity_word`], which leaves the others unchanged.
+//! operator's identity, which leaves the others unchanged.
 
 use std::rc::Rc;
 

@@ -5,7 +5,7 @@
 //! the node's port `a`.
 //!
 //! Per beat (`W / bits` lanes of the system's [`ElementType`]): `S = (A ∘ H) ∘ B` per lane, `∘`
-//! the operation's [`ReduceOp`] (input `op`: the sum in two IEEE adders of [`ADD_STAGES`](super::combine::ADD_STAGES) stages
+//! the operation's [`ReduceOp`](super::element::ReduceOp) (input `op`: the sum in two IEEE adders of [`ADD_STAGES`](super::combine::ADD_STAGES) stages
 //! each, RNE, subnormals; or IEEE 754-2019 `minimum`/`maximum`), where `H` is the host's
 //! contribution, `A` the partial from port `a` (the operator's identity when `use_a` is clear:
 //! −0, +∞ or −∞, which leaves every other operand unchanged) and `B` the partial from port `b`
@@ -27,7 +27,7 @@
 //! Ports: `clk`, `rst`; `s_axis_host_*` (packets from the host: a header, whose `length` counts,
 //! then the payload), `m_axis_host_*` (result packets); `s_axis_a_*` / `m_axis_a_*` and
 //! `s_axis_b_*` / `m_axis_b_*` to the router's ports; `flags` ([`FLAGS`]), `dst_a`, `dst_b` (22 bits
-//! as `kernel_port`'s `dst`); `op` (2 bits, [`ReduceOp::code`]); `timeout` (32 bits, cycles; 0 never); `host_dst` (the same 22 bits: this node's coordinates and the host's
+//! as `kernel_port`'s `dst`); `op` (2 bits, [`ReduceOp::code`](super::element::ReduceOp::code)); `timeout` (32 bits, cycles; 0 never); `host_dst` (the same 22 bits: this node's coordinates and the host's
 //! port); counters `contributions`, `results`, `mismatches`.
 //!
 //! A result packet to the host reaches it without passing a router, so the engine writes the

@@ -1,5 +1,5 @@
-//! A node's collective unit (`collectives_w<W>`): the chain engine ([`super::engine`]) and, on a
-//! torus whose dimensions are powers of two, the butterfly ([`super::butterfly`]), behind the
+//! A node's collective unit (`collectives_w<W>`): the chain engine ([`mod@super::engine`]) and, on a
+//! torus whose dimensions are powers of two, the butterfly ([`mod@super::butterfly`]), behind the
 //! engine's ports.
 //!
 //! **Selection by size.** A contribution packet that holds a whole vector — its header's `tag`
