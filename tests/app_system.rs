@@ -54,7 +54,7 @@ fn the_airfoil_system_is_generated_and_its_tops_lint() {
         assert_eq!(writes.get(dat).copied(), Some(share.globals[set.index()].len()), "{dat}: one write per element of node 3's share");
     }
     let registers: Vec<&str> = image["registers"].as_array().unwrap().iter().map(|r| r[0].as_str().unwrap()).collect();
-    assert_eq!(registers, ["allreduce_flags", "allreduce_dst_a", "allreduce_dst_b", "allreduce_op"]);
+    assert_eq!(registers, ["allreduce_flags", "allreduce_dst_a", "allreduce_dst_b", "allreduce_op", "allreduce_small_bytes"]);
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -155,7 +155,7 @@ fn compiled_airfoil_nodes_over_torus_4x2x1_are_the_partitioned_reference() {
 /// outside a refresh step.
 fn no_host_over(mut system: weft::system::SystemConfig, grid: (usize, usize), iterations: u32) {
     use weft::ip::app::partition::run::run_in;
-    use weft::ip::system::allreduce::ReduceOp;
+    use weft::ip::system::allreduce::{Collective, ReduceOp};
     use weft::ip::weft_hdl::float::{FloatFormat, FloatOperator};
     use weft::ip::weft_hdl::pipeline::Stages;
     use weft::sim::network::app_nodes::{app_nodes, run_app_nodes};
@@ -172,7 +172,7 @@ fn no_host_over(mut system: weft::system::SystemConfig, grid: (usize, usize), it
     reference.app.set_interleave(Some(stages.of(FloatOperator::Add)));
     let want = run_in(&mut reference, &p, &h, &mut InMemory { config: &rc }, Some(&orders), Some(iterations as usize), &mut |_, _| {}).unwrap();
 
-    torus.program_allreduce(weft::bench::allreduce::PORTS, ReduceOp::Sum).unwrap();
+    torus.program_collective(Collective::Allreduce, weft::bench::allreduce::PORTS, ReduceOp::Sum).unwrap();
     torus.set_bit_error_rate(2e-6);
     let cut = Some((1, Direction { dim: 0, plus: true }, 2_000, 10_000));
     let run = run_app_nodes(&mut torus, &mut nodes, weft::bench::allreduce::PORTS, iterations, cut, 5_000_000).unwrap();

@@ -36,7 +36,7 @@ use weft_ip::app::partition::halo::Halo;
 use weft_ip::app::partition::nodes::compile_node;
 use weft_ip::app::partition::partition;
 use weft_ip::app::{Application, Element, MeshData};
-use weft_ip::system::allreduce::{plan, ElementType};
+use weft_ip::system::allreduce::{Collective, ElementType};
 
 use super::app_section::AppSpec;
 use super::config::SystemConfig;
@@ -114,7 +114,7 @@ fn generate_in<T: Element>(config: &SystemConfig, spec: &AppSpec, source: &str, 
     let base = format!("{}_{stem}", config.name);
     let dir = dir.join(&base);
     let stages = Stages::balanced(format);
-    let programs = plan(rc, allreduce.ports);
+    let programs = Collective::Allreduce.programs(rc, allreduce.ports)?;
     let registers = weft_ip::system::node::register_map(&config.node);
     let address = |name: &str| registers.iter().find(|r| r.name == name).map(|r| r.addr).ok_or_else(|| Error::Input(format!("the node has no register `{name}`")));
     let bridge = BridgeSpec::build(&app, rc.width, rc.max_packet_bytes)?;

@@ -63,6 +63,13 @@ impl<D: Device> Torus<D> {
         self.write_programs(&programs, op)
     }
 
+    /// Writes every node's program of the collective `c` ([`Collective::programs`]: the butterfly
+    /// for short vectors where it applies) for the unit on ports `[a, b]`, and the operator `op`.
+    pub fn program_collective(&mut self, c: Collective, ports: [usize; 2], op: ReduceOp) -> Result<(), Error> {
+        let programs = c.programs(&self.config, ports).map_err(|e| Error::Config(e.to_string()))?;
+        self.write_programs(&programs, c.operator(op))
+    }
+
     /// Writes node `n`'s `programs[n]` (flags, destinations, the butterfly's size limit) and the
     /// operator `op` into its register window.
     fn write_programs(&mut self, programs: &[Program], op: ReduceOp) -> Result<(), Error> {

@@ -19,7 +19,9 @@
 //!   received, whichever is more) at B: (hops − 1)·h + T + (bytes − M)/B. A reduction: R.
 //! - **Projection.** The same model on the 720,000-cell mesh split over 4…64 nodes (tori of
 //!   [`SHAPES`]), h and B from the largest simulated torus, R from a straight line through the
-//!   simulated tori's allreduces against N − 1 (the engine's chain grows with the node count).
+//!   simulated tori's allreduces against the hops on the butterfly's critical path
+//!   ([`weft_ip::system::allreduce::butterfly::critical_hops`]: a global of one value runs on the
+//!   butterfly, whose steps grow with log₂ N).
 
 use std::path::Path;
 
@@ -168,7 +170,8 @@ pub struct Report {
     pub fmax_source: String,
     /// One row per simulated node count.
     pub rows: Vec<Row>,
-    /// The projection's allreduce: cycles = `.0 + .1 · (N − 1)`, fitted to the simulated tori.
+    /// The projection's allreduce: cycles = `.0 + .1 · H`, H the hops on the butterfly's critical
+    /// path, fitted to the simulated tori.
     pub allreduce_line: (f64, f64),
     /// The projected mesh's cells.
     pub projected_cells: usize,
@@ -361,12 +364,17 @@ pub fn run(counts: &[usize], root: &Path, work: &Path, log: &mut dyn FnMut(Strin
     })
 }
 
+/// Hops on the butterfly's critical path on the torus of `n` nodes ([`SHAPES`]).
+fn hops(n: usize) -> Result<usize, Error> {
+    weft_ip::system::allreduce::butterfly::critical_hops(shape(n)?).ok_or_else(|| Error::Input(format!("{n} nodes: the torus has no butterfly")))
+}
+
 /// The model on the 720,000-cell mesh; `calibrations` from the simulated tori (at least one).
 fn project(calibrations: &[(usize, Calibration)], fabric_mhz: f64, fmax_mhz: f64, log: &mut dyn FnMut(String)) -> Result<(Vec<Projected>, (f64, f64), usize), Error> {
     let Some((_, largest)) = calibrations.iter().max_by_key(|c| c.0) else {
         return Ok((vec![], (f64::NAN, f64::NAN), 0));
     };
-    let line = fit(&calibrations.iter().map(|(n, c)| ((n - 1) as f64, c.allreduce_cycles as f64)).collect::<Vec<_>>());
+    let line = fit(&calibrations.iter().map(|(n, c)| Ok((hops(*n)? as f64, c.allreduce_cycles as f64))).collect::<Result<Vec<_>, Error>>()?);
     let mesh = naca0012(PROJECTED_GRID.0, PROJECTED_GRID.1)?.data();
     let app = load(&mesh)?;
     let mut out = vec![];
@@ -377,7 +385,7 @@ fn project(calibrations: &[(usize, Calibration)], fabric_mhz: f64, fmax_mhz: f64
         let compiled: Vec<_> = (0..n).map(|q| compile_node(&app, &mesh, &p, &h, &stages(), &load, q).map(|c| c.2)).collect::<Result<_, _>>()?;
         let (compute, ids) = compute_model(&compiled.iter().collect::<Vec<_>>(), 1);
         let s = steps(&app, &ids, &p, &h, &rc);
-        let c = Calibration { allreduce_cycles: (line.0 + line.1 * (n - 1) as f64).round() as u64, ..largest.clone() };
+        let c = Calibration { allreduce_cycles: (line.0 + line.1 * hops(n)? as f64).round() as u64, ..largest.clone() };
         let model = Split::new(compute, s.exchange_model(&c), (s.reductions as u64 * c.allreduce_cycles) as f64);
         log(format!("720,000 cells on {n} nodes: {:.0} cycles an iteration by the model ({:.0} compute)", model.iteration, model.compute));
         out.push(Projected {
@@ -418,7 +426,7 @@ pub fn table(r: &Report) -> String {
             w.us_at_fmax
         );
     }
-    t += &format!("\n{} cells by the model (allreduce {:.0} + {:.1}·(N − 1) cycles):\n", r.projected_cells, r.allreduce_line.0, r.allreduce_line.1);
+    t += &format!("\n{} cells by the model (allreduce {:.0} + {:.1}·H cycles, H the butterfly's hops):\n", r.projected_cells, r.allreduce_line.0, r.allreduce_line.1);
     t += "  N   torus   cells/node  halo B/it   compute  exchange  reduction  iteration  1000 it @fabric  1000 it @Fmax\n";
     for p in &r.projection {
         t += &format!(

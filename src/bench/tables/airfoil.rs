@@ -148,7 +148,7 @@ pub(super) fn nodes_projection(src: &Sources) -> Result<String, Error> {
     }
     Ok(table(
         &format!(
-            "Airfoil on OP2's {}-cell mesh split over 4–64 nodes by the model checked in the table above (compute from each node's compiled schedules; a hop, a packet and a link's bandwidth from the largest simulated torus; the allreduce {:.0} + {:.1}·(N − 1) cycles, a line through the simulated tori's), cycles an iteration and seconds for OP2's 1,000 iterations, beside OP2's published times for the same run. `weft bench airfoil --nodes 1,2,4,8` (bench/airfoil_nodes.json).",
+            "Airfoil on OP2's {}-cell mesh split over 4–64 nodes by the model checked in the table above (compute from each node's compiled schedules; a hop, a packet and a link's bandwidth from the largest simulated torus; the allreduce {:.0} + {:.1}·H cycles, H the hops on the butterfly's critical path, a line through the simulated tori's), cycles an iteration and seconds for OP2's 1,000 iterations, beside OP2's published times for the same run. `weft bench airfoil --nodes 1,2,4,8` (bench/airfoil_nodes.json).",
             int(&j["projected_cells"]),
             f(&j["allreduce_line"][0]),
             f(&j["allreduce_line"][1])

@@ -8,8 +8,9 @@
 //! - **after it** (sync id 2·l + 1), global by global in the loop's argument order: it sends the
 //!   node's partial as one contribution packet to the collective engine (header `length` = the
 //!   global's bytes, `user` = the operation's number, counting from 0; payload element 0 in the
-//!   low bits), takes the result packet (every node gets the same combination, in the engine's
-//!   chain order), and writes `kept ∘ result` element by element, through an IEEE adder or
+//!   low bits), takes the result packet (every node gets the same combination, in the collective
+//!   unit's order: the butterfly's for a global of up to 256 bytes where the torus has one, else
+//!   the chain's), and writes `kept ∘ result` element by element, through an IEEE adder or
 //!   comparator of the application's precision.
 //!
 //! `reduce_done` is high while `sync` stays high once the step's work is done (at once at a step

@@ -9,7 +9,7 @@
 //!    ones in ascending order, then — when the loop writes through a map — its exec halo);
 //! 2. each reduced global (`Inc`, `Min`, `Max`) starts at the operator's identity on every part
 //!    (+0, +∞, −∞), and the parts' results are combined by the [`Fabric`] — for a torus, in the
-//!    collective engine's order ([`chain_combine`]) — then `old ∘ combined` is the global's new
+//!    collective unit's order ([`unit_combine`]) — then `old ∘ combined` is the global's new
 //!    value on every node;
 //! 3. after the loop, every dat it wrote that some loop reads on elements their node does not
 //!    own ([`Halo::read_remotely`]) is refreshed in every part's import halo from the elements'
@@ -22,7 +22,7 @@ use super::super::run::{Application, Element};
 use super::halo::Halo;
 use super::Partition;
 use crate::router::RouterConfig;
-use crate::system::allreduce::{ElementType, ReduceOp};
+use crate::system::allreduce::{Collective, ElementType, ReduceOp};
 use crate::Error;
 
 /// How the parts of a partitioned run talk: in memory ([`InMemory`]), or as packets through a
@@ -36,8 +36,8 @@ pub trait Fabric<T: Element> {
     fn refresh(&mut self, dat: &str, set: SetId, dim: usize, values: &mut [BTreeMap<String, Vec<T>>], partition: &Partition, halo: &Halo) -> Result<(), Error>;
 }
 
-/// The parts in one memory: reductions combined in the collective engine's order on the torus
-/// `config` ([`chain_combine`]), halos copied from the owners.
+/// The parts in one memory: reductions combined in the collective unit's order on the torus
+/// `config` ([`unit_combine`]), halos copied from the owners.
 pub struct InMemory<'a> {
     /// The torus the parts stand for (part `n` on node `n`).
     pub config: &'a RouterConfig,
@@ -45,7 +45,7 @@ pub struct InMemory<'a> {
 
 impl<T: Element> Fabric<T> for InMemory<'_> {
     fn combine(&mut self, acc: Access, parts: &[Vec<T>]) -> Result<Vec<T>, Error> {
-        Ok(chain_combine(self.config)(acc, parts))
+        Ok(unit_combine(self.config)(acc, parts))
     }
 
     fn refresh(&mut self, dat: &str, set: SetId, dim: usize, values: &mut [BTreeMap<String, Vec<T>>], partition: &Partition, halo: &Halo) -> Result<(), Error> {
@@ -174,12 +174,16 @@ pub fn run_in<T: Element>(
     Ok(Parts { values })
 }
 
-/// The collective engine's combination on the torus `config` (node `n` runs part `n`): the
-/// chain order of [`mod@crate::system::allreduce::plan`], in the element type of `T`.
-pub fn chain_combine<T: Element>(config: &RouterConfig) -> impl Fn(Access, &[Vec<T>]) -> Vec<T> + '_ {
+/// The collective unit's combination on the torus `config` (node `n` runs part `n`), in the
+/// element type of `T`: a global's values go as one allreduce of the collectives' programs
+/// ([`Collective::Allreduce`]), so in the butterfly's order up to its limit, else in the chain's
+/// ([`Collective::reference`]).
+pub fn unit_combine<T: Element>(config: &RouterConfig) -> impl Fn(Access, &[Vec<T>]) -> Vec<T> + '_ {
     move |acc, parts| {
         let (ty, op, bits) = engine_operands(acc, parts);
-        crate::system::allreduce::reference(config, &bits, ty, op).into_iter().map(|b| T::from_lane(b as u64)).collect()
+        let bytes = bits.first().map_or(0, |v| v.len()) * ty.bytes();
+        let mut results = Collective::Allreduce.reference(config, &bits, ty, op, bytes.max(ty.bytes()));
+        results.swap_remove(0).into_iter().map(|b| T::from_lane(b as u64)).collect()
     }
 }
 

@@ -47,6 +47,13 @@ pub fn steps(dims: [usize; 3]) -> Option<Vec<(usize, usize)>> {
     Some((0..3).flat_map(|axis| (0..dims[axis].trailing_zeros() as usize).map(move |bit| (axis, bit))).collect())
 }
 
+/// Hops on the butterfly's critical path on a torus of `dims`: the sum over its steps of the
+/// partner's distance (bit `b` of a ring of `d` nodes: `min(2^b, d − 2^b)`); `None` where it
+/// has no butterfly.
+pub fn critical_hops(dims: [usize; 3]) -> Option<usize> {
+    Some(steps(dims)?.iter().map(|&(axis, bit)| (1 << bit).min(dims[axis] - (1 << bit))).sum())
+}
+
 /// Every node's result (indexed by node number), from each node's vector, in the butterfly's
 /// order: at step `k` node `n` keeps `v_partner ∘ v_n`.
 pub fn reference(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<Vec<u128>> {
