@@ -349,7 +349,7 @@ fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
     let node = std::fs::read_to_string(generated.join("system/ar_node.v")).unwrap();
     let ports: Vec<String> = weft::system::ports::ports(&node, "ar_node").unwrap().into_iter().map(|p| p.name).collect();
     let has = |p: &str| ports.iter().any(|x| x == p);
-    assert!(node.contains("_allreduce_w128 allreduce (") && has("s_axis_p0_tdata") && !has("s_axis_p1_tdata"), "the engine owns port 1 inside the node");
+    assert!(node.contains("_collectives_w128 allreduce (") && has("s_axis_p0_tdata") && !has("s_axis_p1_tdata"), "the engine owns port 1 inside the node");
     println!("{}", weft::system::check(&config, &generated, &constraints).unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
