@@ -74,11 +74,7 @@ pub fn reference(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, 
 
 /// The unit's module name: `butterfly_w<W>` for binary32, else `butterfly_<type>_w<W>`.
 pub fn module_name(ty: ElementType, width: usize) -> String {
-    if ty == ElementType::F32 {
-        format!("butterfly_w{width}")
-    } else {
-        format!("butterfly_{}_w{width}", ty.name())
-    }
+    ty.module_name("butterfly", width)
 }
 
 /// Bits of a count in `0..=n` (at least 1).

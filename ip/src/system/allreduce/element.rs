@@ -51,6 +51,16 @@ impl ElementType {
         ELEMENT_TYPES.into_iter().find(|t| t.name() == name).ok_or_else(|| Error::Config(format!("allreduce element type `{name}`: allowed f32, f64, f16, bf16, i32")))
     }
 
+    /// A module name for elements of this type at `width` bits: `<stem>_w<W>` for binary32 (the
+    /// shipped modules), else `<stem>_<type>_w<W>`.
+    pub fn module_name(self, stem: &str, width: usize) -> String {
+        if self == ElementType::F32 {
+            format!("{stem}_w{width}")
+        } else {
+            format!("{stem}_{}_w{width}", self.name())
+        }
+    }
+
     /// The IEEE format of floating-point elements; `None` for int32.
     pub fn float(self) -> Option<FloatFormat> {
         match self {

@@ -69,11 +69,7 @@ pub const COUNTERS: [&str; 5] = ["contributions", "results", "mismatches", "time
 /// The engine's module name: `allreduce_w<W>` for binary32 (the shipped module), else
 /// `allreduce_<type>_w<W>`.
 pub fn module_name(ty: ElementType, width: usize) -> String {
-    if ty == ElementType::F32 {
-        format!("allreduce_w{width}")
-    } else {
-        format!("allreduce_{}_w{width}", ty.name())
-    }
+    ty.module_name("allreduce", width)
 }
 
 /// Builds the engine for ports of `width` bits (a multiple of 128) and elements of `ty`.

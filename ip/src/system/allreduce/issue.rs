@@ -25,11 +25,7 @@ use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Source};
 
 /// The block's module name: `issue_w<W>` for binary32, else `issue_<type>_w<W>`.
 pub fn module_name(ty: ElementType, width: usize) -> String {
-    if ty == ElementType::F32 {
-        format!("issue_w{width}")
-    } else {
-        format!("issue_{}_w{width}", ty.name())
-    }
+    ty.module_name("issue", width)
 }
 
 /// Builds the block for `width`-bit streams and elements of `ty`.

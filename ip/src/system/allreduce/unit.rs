@@ -35,11 +35,7 @@ pub const UNIT_COUNTERS: [&str; 6] = ["contributions", "results", "mismatches", 
 
 /// The unit's module name: `collectives_w<W>` for binary32, else `collectives_<type>_w<W>`.
 pub fn module_name(ty: ElementType, width: usize) -> String {
-    if ty == ElementType::F32 {
-        format!("collectives_w{width}")
-    } else {
-        format!("collectives_{}_w{width}", ty.name())
-    }
+    ty.module_name("collectives", width)
 }
 
 /// Builds the unit for `width`-bit ports, elements of `ty`, on a torus of `dims`.
