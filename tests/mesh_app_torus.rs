@@ -74,7 +74,10 @@ fn airfoil_on(mut system: weft::system::SystemConfig) {
     );
 }
 
+/// Opt-in (`-- --ignored`): the default run covers the host-driven fabric on `torus_2x2x2` and
+/// `torus_4x2x1` with no host.
 #[test]
+#[ignore]
 fn airfoil_over_torus_4x2x1_is_the_partitioned_reference() {
     airfoil_on(weft::system::shipped()[0].clone());
 }
@@ -84,7 +87,9 @@ fn airfoil_over_torus_2x2x2_is_the_partitioned_reference() {
     airfoil_on(weft::system::shipped()[1].clone());
 }
 
+/// Opt-in (`-- --ignored`): the default run covers the ring with no host.
 #[test]
+#[ignore]
 fn airfoil_over_the_520n_ring_is_the_partitioned_reference() {
     airfoil_on(weft::system::load(std::path::Path::new("examples/ring_520n.toml")).unwrap());
 }
@@ -93,8 +98,10 @@ fn airfoil_over_the_520n_ring_is_the_partitioned_reference() {
 /// arithmetic: 5 iterations on 4,500 cells over the generated nodes of `torus_4x2x1`, halos and
 /// reductions through the fabric, bit errors on every cable and a cable pulled for 10⁴ cycles;
 /// every node's owned values and the rms equal the partitioned reference in the nodes' compiled
-/// order bit for bit.
+/// order bit for bit. Opt-in (`-- --ignored`): the no-host runs below cover compiled nodes over
+/// the fabric by default.
 #[test]
+#[ignore]
 fn compiled_airfoil_nodes_over_torus_4x2x1_are_the_partitioned_reference() {
     use weft::ip::app::partition::nodes::{nodes, run_nodes};
     use weft::ip::app::partition::run::run_in;

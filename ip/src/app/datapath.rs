@@ -53,9 +53,10 @@ pub(super) fn build_loop<'d, T: Element>(
 ) -> Result<LoopUnit<'d>, Error> {
     let targets = targets(app, name)?;
     let l = &app.loops[name];
+    let kernel = l.kernel(name)?;
     let a = &app.app;
     let slot = slot_bits::<T>();
-    let (kernel_net, schedule) = l.kernel.kernel.netlist(stages)?;
+    let (kernel_net, schedule) = kernel.kernel.netlist(stages)?;
     let kernel_net = Rc::new(kernel_net);
     let latency = schedule.latency;
     let slots = &plan.schedules[name];
@@ -116,8 +117,7 @@ pub(super) fn build_loop<'d, T: Element>(
 
         // ---- the kernel pipeline ----
         d.section(&format!("loop {name}: kernel{}, {latency} cycles", pn(p)));
-        let lanes: Vec<Sig> = l
-            .kernel
+        let lanes: Vec<Sig> = kernel
             .lanes
             .iter()
             .map(|lane| match *lane {
@@ -139,7 +139,7 @@ pub(super) fn build_loop<'d, T: Element>(
     d.tally(&format!("{name}_noops"), &noops);
     // Argument k's values (components 0.. from the low bits) out of a pipeline's kernel.
     let value = |pipe: &Pipe<'d>, k: usize, dim: usize| {
-        (0..dim).rev().map(|i| pipe.out.bits(l.kernel.outputs.iter().position(|o| *o == (k, i)).map_or(0, |j| j * slot), slot)).reduce(|hi, lo| hi.cat(lo)).unwrap()
+        (0..dim).rev().map(|i| pipe.out.bits(kernel.outputs.iter().position(|o| *o == (k, i)).map_or(0, |j| j * slot), slot)).reduce(|hi, lo| hi.cat(lo)).unwrap()
     };
 
     // ---- write-back and increments ----
@@ -188,7 +188,7 @@ pub(super) fn build_loop<'d, T: Element>(
         let dim = a.global_values(g).len();
         let mut parts = vec![];
         for i in 0..dim {
-            if !l.kernel.outputs.contains(&(k, i)) {
+            if !kernel.outputs.contains(&(k, i)) {
                 return Err(Error::Config(format!("loop `{name}`: the kernel does not give component {i} of `{global}`")));
             }
             let lanes: Vec<(Sig, Sig)> = pipeline.iter().map(|pipe| (pipe.done, value(pipe, k, dim).bits(i * slot, slot))).collect();

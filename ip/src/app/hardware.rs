@@ -24,7 +24,7 @@ use weft_hdl::pipeline::Stages;
 use super::memories::{adder_stages, slot_bits, targets, Stores};
 use super::plan::Plan;
 use super::program::{Access, Arg};
-use super::run::{Application, Element};
+use super::run::{Application, Body, Element};
 use crate::Error;
 
 /// A compiled loop: its netlist, the cycles from the edge that takes `start` until `busy` falls,
@@ -113,7 +113,7 @@ impl Compiled {
 /// increments a datum, and whether it sums a global.
 pub fn loop_shape<T: Element>(app: &Application<T>, name: &str, stages: &Stages) -> Result<(usize, bool, bool), Error> {
     let l = app.loops.get(name).ok_or_else(|| Error::Config(format!("no loop `{name}`")))?;
-    let latency = l.kernel.kernel.netlist(stages)?.1.latency;
+    let latency = l.kernel(name)?.kernel.netlist(stages)?.1.latency;
     let increments = l.args.iter().any(|arg| matches!(arg, Arg::Direct(_, Access::Inc) | Arg::Indirect(_, _, _, Access::Inc)));
     let reduces = l.args.iter().any(|arg| matches!(arg, Arg::Global(_, Access::Inc)));
     Ok((latency, increments, reduces))
@@ -126,11 +126,13 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
 
 /// [`compile_loop`] with `pipelines` pipelines (1 ..= 8).
 pub fn compile_loop_with<T: Element>(app: &Application<T>, name: &str, stages: &Stages, pipelines: usize) -> Result<Compiled, Error> {
-    targets(app, name)?;
+    let l = app.loops.get(name).ok_or_else(|| Error::Config(format!("no loop `{name}`")))?;
+    if matches!(l.body, Body::Kernel(_)) {
+        targets(app, name)?;
+    }
     let plan = Plan::with_pipelines(app, adder_stages(stages), pipelines)?;
     let d = Design::new();
     let stores = Stores::new(&d, app, &plan, &[name]);
-    let l = &app.loops[name];
     let slot = slot_bits::<T>();
     let globals: Vec<(usize, Sig)> = l
         .args
@@ -142,7 +144,10 @@ pub fn compile_loop_with<T: Element>(app: &Application<T>, name: &str, stages: &
         })
         .collect();
     let start = d.input("start", 1);
-    let unit = super::datapath::build_loop(&d, app, &plan, &stores, name, start, &globals, stages)?;
+    let unit = match &l.body {
+        Body::Kernel(_) => super::datapath::build_loop(&d, app, &plan, &stores, name, start, &globals, stages)?,
+        Body::Dense(body) => super::dense_loop::build_dense_loop(&d, app, &plan, &stores, name, start, body, stages)?,
+    };
     for (k, sum) in &unit.results {
         let Arg::Global(g, _) = l.args[*k] else { unreachable!() };
         d.output(&format!("{}_result", app.global_name(g)), *sum);

@@ -25,6 +25,7 @@ pub(super) fn slot_bits<T: Element>() -> usize {
 pub(super) fn targets<T: Element>(app: &Application<T>, name: &str) -> Result<Vec<Option<DatId>>, Error> {
     let l = app.loops.get(name).ok_or_else(|| Error::Config(format!("no loop `{name}`")))?;
     let a = &app.app;
+    let kernel = l.kernel(name)?;
     let mut targets: Vec<Option<DatId>> = vec![];
     for (k, arg) in l.args.iter().enumerate() {
         let (dat, via) = match *arg {
@@ -40,7 +41,7 @@ pub(super) fn targets<T: Element>(app: &Application<T>, name: &str) -> Result<Ve
         }
         if let (Access::Write | Access::Rw, Some(dat)) = (arg.access(), dat) {
             let dim = a.dat_info(dat).2;
-            if let Some(i) = (0..dim).find(|i| !l.kernel.outputs.contains(&(k, *i))) {
+            if let Some(i) = (0..dim).find(|i| !kernel.outputs.contains(&(k, *i))) {
                 return Err(Error::Config(format!("loop `{name}`, argument {k}: the kernel does not set component {i}; a written argument's kernel sets all {dim}")));
             }
             if targets.iter().zip(&l.args).any(|(t, b)| *t == Some(dat) && matches!(b.access(), Access::Write | Access::Rw)) {

@@ -8,6 +8,7 @@ use num_traits::Float;
 use weft_hdl::pipeline::dsl::{self, DslError};
 
 use super::kernel::{compile, ArgShape, Lane, LoopKernel};
+use super::products::{self, DenseBody, Operand};
 use super::program::{App, Arg, DatId, GlobalId, SetId};
 use super::schedule::Slot;
 use super::text::{self, AppText, Init, Precision, Step, Word};
@@ -61,13 +62,23 @@ pub struct MeshData {
     pub maps: BTreeMap<String, (usize, Vec<u32>)>,
     /// Data: dimension, and `dim` values per element.
     pub dats: BTreeMap<String, (usize, Vec<f64>)>,
+    /// Matrices: rows, columns and the values row-major.
+    pub matrices: BTreeMap<String, (usize, usize, Vec<f64>)>,
+}
+
+/// What a loop does to each element: a kernel in the kernel language, or a dense loop's products.
+pub(super) enum Body {
+    Kernel(LoopKernel),
+    Dense(DenseBody),
 }
 
 pub(super) struct CompiledLoop {
     pub(super) set: SetId,
+    /// The internal arguments: a `via map` argument is one per entry of the map.
     pub(super) args: Vec<Arg>,
-    pub(super) kernel: LoopKernel,
-    /// The arguments' names in the file.
+    pub(super) body: Body,
+    /// The internal arguments' names (`name` in the file, `name_j` for entry j of a `via map`
+    /// argument).
     pub(super) names: Vec<String>,
 }
 
@@ -75,6 +86,14 @@ impl CompiledLoop {
     /// Argument `k`'s name in the file.
     pub(super) fn kernel_arg_name(&self, k: usize) -> &str {
         &self.names[k]
+    }
+
+    /// The loop's kernel; a dense loop (`name`) has none.
+    pub(super) fn kernel(&self, name: &str) -> Result<&LoopKernel, Error> {
+        match &self.body {
+            Body::Kernel(k) => Ok(k),
+            Body::Dense(_) => Err(Error::Config(format!("loop `{name}` is a dense loop: it has products, not a kernel"))),
+        }
     }
 }
 
@@ -191,6 +210,14 @@ impl<T: Element> Application<T> {
             };
             dats.insert(d.name.text.clone(), app.dat(&d.name.text, s, d.dim, values).map_err(|e| fail(d.name.at.error(e.to_string())))?);
         }
+        let mut matrices = BTreeMap::new();
+        for m in &text.matrices {
+            let (rows, cols, values) = mesh.matrices.get(&m.name.text).ok_or_else(|| fail(m.name.at.error(format!("the mesh has no matrix `{}`", m.name.text))))?;
+            if (*rows, *cols) != (m.rows, m.cols) || values.len() != rows * cols {
+                return Err(fail(m.name.at.error(format!("matrix `{}` is {rows} × {cols} in the mesh ({} values), {} × {} here", m.name.text, values.len(), m.rows, m.cols))));
+            }
+            matrices.insert(m.name.text.clone(), (m.clone(), values.iter().map(|x| T::from_f64(*x).to_lane()).collect::<Vec<u64>>()));
+        }
         let mut globals = BTreeMap::new();
         for (g, dim) in &text.globals {
             globals.insert(g.text.clone(), (app.global(&g.text, vec![T::zero(); *dim]), *dim));
@@ -198,26 +225,51 @@ impl<T: Element> Application<T> {
         let mut loops = BTreeMap::new();
         for l in &text.loops {
             let mut args = vec![];
-            let mut shapes = vec![];
+            let mut names = vec![];
+            let mut operands = vec![];
             for a in &l.args {
-                let (arg, dim) = match (&a.via, dats.get(&a.target.text), globals.get(&a.target.text)) {
-                    (None, Some(d), _) => (Arg::Direct(*d, a.access), text.dats.iter().find(|x| x.name.text == a.target.text).unwrap().dim),
-                    (Some((m, i)), Some(d), _) => {
-                        let (map, _) = maps.get(&m.text).ok_or_else(|| fail(m.at.error(format!("`{}` is not a declared map", m.text))))?;
-                        (Arg::Indirect(*d, *map, *i, a.access), text.dats.iter().find(|x| x.name.text == a.target.text).unwrap().dim)
+                let dat_dim = || text.dats.iter().find(|x| x.name.text == a.target.text).map_or(0, |x| x.dim);
+                let first = args.len();
+                let (dim, entries) = match (&a.via, dats.get(&a.target.text), globals.get(&a.target.text)) {
+                    (None, Some(d), _) => {
+                        args.push(Arg::Direct(*d, a.access));
+                        (dat_dim(), None)
                     }
-                    (None, None, Some((g, dim))) => (Arg::Global(*g, a.access), *dim),
+                    (Some((m, index)), Some(d), _) => {
+                        let (map, mdim) = maps.get(&m.text).ok_or_else(|| fail(m.at.error(format!("`{}` is not a declared map", m.text))))?;
+                        match index {
+                            Some(i) => args.push(Arg::Indirect(*d, *map, *i, a.access)),
+                            None if l.dense.is_none() => {
+                                return Err(fail(m.at.error(format!("`via {}` (every entry) is a dense loop's operand; a kernel reads one entry: `via {}[index]`", m.text, m.text))))
+                            }
+                            None => args.extend((0..*mdim).map(|j| Arg::Indirect(*d, *map, j, a.access))),
+                        }
+                        (dat_dim(), index.is_none().then_some(*mdim))
+                    }
+                    (None, None, Some((g, dim))) => {
+                        args.push(Arg::Global(*g, a.access));
+                        (*dim, None)
+                    }
                     (Some(_), None, Some(_)) => return Err(fail(a.target.at.error(format!("`{}` is a global: it is not reached through a map", a.target.text)))),
                     _ => return Err(fail(a.target.at.error(format!("`{}` is neither a dat nor a global", a.target.text)))),
                 };
-                args.push(arg);
-                shapes.push(ArgShape { name: &a.name.text, dim, access: a.access });
+                match entries {
+                    Some(n) => names.extend((0..n).map(|j| format!("{}_{j}", a.name.text))),
+                    None => names.push(a.name.text.clone()),
+                }
+                operands.push(Operand { name: &a.name.text, at: a.name.at, first, entries, dim, access: a.access });
             }
             let s = set(&l.set)?;
             // The loop's rules (map from the loop's set, dat on its target set, access of a global).
             app.increments(&l.name.text, s, &args).map_err(|e| fail(l.name.at.error(e.to_string())))?;
-            let kernel = compile(l, &shapes, &consts, text.precision).map_err(fail)?;
-            loops.insert(l.name.text.clone(), CompiledLoop { set: s, args, kernel, names: l.args.iter().map(|a| a.name.text.clone()).collect() });
+            let body = match l.dense {
+                Some(_) => Body::Dense(products::compile(l, &operands, &matrices).map_err(fail)?),
+                None => {
+                    let shapes: Vec<ArgShape> = operands.iter().map(|o| ArgShape { name: o.name, dim: o.dim, access: o.access }).collect();
+                    Body::Kernel(compile(l, &shapes, &consts, text.precision).map_err(fail)?)
+                }
+            };
+            loops.insert(l.name.text.clone(), CompiledLoop { set: s, args, body, names });
         }
         Ok(Application { app, origin: origin.to_string(), text, sets, dats, globals, consts, loops })
     }
@@ -260,8 +312,11 @@ impl<T: Element> Application<T> {
 
     fn run_loop_order(&mut self, name: &str, order: &[Option<u32>], complete: bool) -> Result<(), Error> {
         let l = self.loops.get(name).ok_or_else(|| Error::Config(format!("{}: no loop `{name}`", self.origin)))?;
-        let kernel = &l.kernel;
         let run = if complete { App::par_loop_in } else { App::par_loop_part };
+        let kernel = match &l.body {
+            Body::Kernel(k) => k,
+            Body::Dense(body) => return run(&mut self.app, name, l.set, &l.args, order, &|bufs| body.evaluate(bufs)),
+        };
         run(&mut self.app, name, l.set, &l.args, order, &|bufs| {
             let lanes: Vec<u64> = kernel
                 .lanes

@@ -24,11 +24,12 @@ use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
 
 use super::datapath::build_loop;
+use super::dense_loop::build_dense_loop;
 use super::hardware::{Compiled, Cost};
 use super::memories::{adder_stages, slot_bits, Stores};
 use super::plan::Plan;
 use super::program::Arg;
-use super::run::{Application, Element};
+use super::run::{Application, Body, Element};
 use super::store::{bits_for, Store};
 use super::text::Step;
 use crate::Error;
@@ -180,7 +181,10 @@ pub fn compile_program_share<T: Element>(app: &Application<T>, stages: &Stages, 
             .enumerate()
             .filter_map(|(k, arg)| if let Arg::Global(g, _) = *arg { Some((k, regs[globals.iter().position(|(n, _)| n == app.global_name(g)).unwrap()].q)) } else { None })
             .collect();
-        let unit = build_loop(&d, app, &plan, &stores, name, go, &values, stages)?;
+        let unit = match &l.body {
+            Body::Kernel(_) => build_loop(&d, app, &plan, &stores, name, go, &values, stages)?,
+            Body::Dense(body) => build_dense_loop(&d, app, &plan, &stores, name, go, body, stages)?,
+        };
         let finished = here & launched.q & !unit.busy;
         advance = advance | finished;
         d.counter(&format!("{name}_runs"), finished);

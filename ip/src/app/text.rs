@@ -82,6 +82,18 @@ pub struct MapDecl {
     pub dim: usize,
 }
 
+/// `matrix name: rows x cols from mesh`: a constant matrix (row-major, from the mesh's matrix of
+/// the same name) for the dense products of `dense` loops.
+#[derive(Clone, Debug)]
+pub struct MatrixDecl {
+    /// The matrix's name.
+    pub name: Word,
+    /// Rows R.
+    pub rows: usize,
+    /// Columns C.
+    pub cols: usize,
+}
+
 /// `dat name: set, dim [from mesh | = constant]`: a datum on a set.
 #[derive(Clone, Debug)]
 pub struct DatDecl {
@@ -104,20 +116,23 @@ pub struct ConstDecl {
     pub values: Vec<Word>,
 }
 
-/// One loop argument: `name = dat [via map[i]] access` or `name = global access`.
+/// One loop argument: `name = dat [via map[i]] access`, `name = dat via map access` (every entry
+/// of the map: a `dense` loop's operand) or `name = global access`.
 #[derive(Clone, Debug)]
 pub struct ArgDecl {
     /// The name the kernel uses for the argument.
     pub name: Word,
     /// The dat or global it reaches.
     pub target: Word,
-    /// The map and the entry index (from 0) it goes through, for an indirect argument.
-    pub via: Option<(Word, usize)>,
+    /// The map and the entry index (from 0) it goes through, for an indirect argument; no index
+    /// for every entry.
+    pub via: Option<(Word, Option<usize>)>,
     /// How the loop uses it: read, write, rw, inc, min or max.
     pub access: Access,
 }
 
-/// `loop name over set`, its arguments, and after `kernel` its body, up to `end`.
+/// `loop name over set`, its arguments, and after `kernel` (or `dense [lanes P]`) its body, up to
+/// `end`.
 #[derive(Clone, Debug)]
 pub struct LoopDecl {
     /// The loop's name.
@@ -126,8 +141,11 @@ pub struct LoopDecl {
     pub set: Word,
     /// Its arguments, in order.
     pub args: Vec<ArgDecl>,
-    /// The kernel's lines in the kernel language, with their line numbers.
+    /// The kernel's lines in the kernel language (or a dense loop's products), with their line
+    /// numbers.
     pub body: Vec<(usize, String)>,
+    /// A `dense` loop: its lanes (multipliers per product) and where `dense` stands.
+    pub dense: Option<(usize, At)>,
 }
 
 /// One step of the `program` block.
@@ -158,6 +176,8 @@ pub struct AppText {
     pub dats: Vec<DatDecl>,
     /// The constants, in declaration order.
     pub consts: Vec<ConstDecl>,
+    /// The matrices.
+    pub matrices: Vec<MatrixDecl>,
     /// The globals: name and dimension (1 or more).
     pub globals: Vec<(Word, usize)>,
     /// The loops.
@@ -217,12 +237,14 @@ fn argument(line: &str, n: usize) -> Result<ArgDecl, DslError> {
     let words: Vec<Word> = rest.split_whitespace().map(|w| word(line, n, w)).collect();
     let (target, via, last) = match words.as_slice() {
         [t, a] => (t, None, a),
-        [t, v, m, a] if v.text == "via" => {
-            let (map, index) = m.text.strip_suffix(']').and_then(|s| s.split_once('[')).ok_or_else(|| m.at.error(format!("expected `map[index]`, found `{}`", m.text)))?;
-            let index = number(&Word { text: index.into(), at: m.at }, "a map index", 0)?;
-            (t, Some((Word { text: map.into(), at: m.at }, index)), a)
-        }
-        _ => return Err(name.at.error("an argument is `name = dat access`, `name = dat via map[index] access` or `name = global access`")),
+        [t, v, m, a] if v.text == "via" => match m.text.strip_suffix(']').and_then(|s| s.split_once('[')) {
+            Some((map, index)) => {
+                let index = number(&Word { text: index.into(), at: m.at }, "a map index", 0)?;
+                (t, Some((Word { text: map.into(), at: m.at }, Some(index))), a)
+            }
+            None => (t, Some((identifier(m, "`map` or `map[index]`")?, None)), a),
+        },
+        _ => return Err(name.at.error("an argument is `name = dat access`, `name = dat via map[index] access`, `name = dat via map access` or `name = global access`")),
     };
     Ok(ArgDecl { name, target: identifier(target, "a dat or global")?, via, access: access(last)? })
 }
@@ -230,7 +252,8 @@ fn argument(line: &str, n: usize) -> Result<ArgDecl, DslError> {
 /// Parses an application file.
 pub fn parse(source: &str) -> Result<AppText, DslError> {
     let lines: Vec<&str> = source.lines().collect();
-    let mut app = AppText { name: String::new(), precision: Precision::F64, sets: vec![], maps: vec![], dats: vec![], consts: vec![], globals: vec![], loops: vec![], program: vec![] };
+    let mut app =
+        AppText { name: String::new(), precision: Precision::F64, sets: vec![], maps: vec![], dats: vec![], consts: vec![], matrices: vec![], globals: vec![], loops: vec![], program: vec![] };
     let mut i = 0;
     while i < lines.len() {
         let (n, line) = (i + 1, lines[i]);
@@ -284,21 +307,41 @@ pub fn parse(source: &str) -> Result<AppText, DslError> {
                 };
                 app.consts.push(ConstDecl { name, values });
             }
+            "matrix" => {
+                let (name, rest) = split(line, n, rest, ":", "after the matrix's name")?;
+                let shape = rest.trim().strip_suffix("from mesh").ok_or_else(|| word(line, n, rest).at.error("a matrix is `matrix name: rows x cols from mesh`"))?;
+                let (rows, cols) = split(line, n, shape, "x", "between a matrix's rows and columns")?;
+                let (rows, cols) = (number(&word(line, n, rows), "a matrix's rows", 1)?, number(&word(line, n, cols), "a matrix's columns", 1)?);
+                app.matrices.push(MatrixDecl { name: identifier(&word(line, n, name), "a matrix name")?, rows, cols });
+            }
             "global" => {
                 let (name, dim) = split(line, n, rest, ":", "after the global's name")?;
                 app.globals.push((identifier(&word(line, n, name), "a global name")?, number(&word(line, n, dim), "a global's dimension", 1)?));
             }
             "loop" => {
                 let (name, set) = split(line, n, rest, " over ", "between the loop's name and its set")?;
-                let mut decl = LoopDecl { name: identifier(&word(line, n, name), "a loop name")?, set: identifier(&word(line, n, set), "a set name")?, args: vec![], body: vec![] };
+                let mut decl = LoopDecl { name: identifier(&word(line, n, name), "a loop name")?, set: identifier(&word(line, n, set), "a set name")?, args: vec![], body: vec![], dense: None };
                 let mut in_kernel = false;
                 loop {
                     let Some(l) = lines.get(i) else { return Err(at.error(format!("loop `{}` has no `end`", decl.name.text))) };
                     i += 1;
-                    match strip_comment(l).trim() {
+                    let trimmed = strip_comment(l).trim();
+                    match trimmed {
                         "" => {}
                         "end" => break,
-                        "kernel" => in_kernel = true,
+                        "kernel" if !in_kernel => in_kernel = true,
+                        _ if !in_kernel && (trimmed == "dense" || trimmed.starts_with("dense ")) => {
+                            let w = word(l, i, trimmed);
+                            let lanes = match trimmed["dense".len()..].trim() {
+                                "" => 1,
+                                rest => match rest.strip_prefix("lanes ") {
+                                    Some(p) => number(&word(l, i, p), "dense lanes", 1)?,
+                                    None => return Err(w.at.error("a dense loop's body starts with `dense` or `dense lanes P`")),
+                                },
+                            };
+                            decl.dense = Some((lanes, w.at));
+                            in_kernel = true;
+                        }
                         _ if in_kernel => decl.body.push((i, strip_comment(l).to_string())),
                         _ => decl.args.push(argument(l, i)?),
                     }
@@ -310,7 +353,7 @@ pub fn parse(source: &str) -> Result<AppText, DslError> {
                 app.program = steps;
                 i = next;
             }
-            other => return Err(at.error(format!("unknown declaration `{other}`: allowed app, set, map, dat, const, global, loop, program"))),
+            other => return Err(at.error(format!("unknown declaration `{other}`: allowed app, set, map, dat, const, matrix, global, loop, program"))),
         }
     }
     if app.name.is_empty() {

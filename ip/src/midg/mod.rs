@@ -4,6 +4,7 @@
 //! their connectivity ([`mesh`], [`readers`]), and each element's geometry and face maps
 //! ([`geometry`]).
 
+pub mod app;
 pub mod geometry;
 pub mod jacobi;
 pub mod mesh;

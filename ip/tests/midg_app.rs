@@ -1,0 +1,89 @@
+//! MIDG2 written as a weft application (`examples/apps/midg.app`: dense loops for Dr, Ds, Dt and
+//! LIFT, kernel loops for the curls, the flux and the update, the Runge–Kutta stages in its
+//! program) computes bit for bit what the solver's software model (`midg::solver::Maxwell`,
+//! written independently as MIDG2's loops) computes: every field at every node after three time
+//! steps of the cavity mode, in binary32 (the file's type) and binary64.
+
+use weft_ip::app::{Application, Element};
+use weft_ip::midg::solver::{cavity_mode, Maxwell};
+use weft_ip::midg::{app, Geometry, Operators, TetMesh};
+
+const MIDG: &str = include_str!("../../examples/apps/midg.app");
+
+fn same_as_the_model<T: Element>(refine: usize, steps: usize) {
+    let mesh = TetMesh::unit_cube(refine).unwrap();
+    let op = Operators::new(app::ORDER);
+    let g = Geometry::new(&mesh, &mesh.connect().unwrap(), &op).unwrap();
+    let initial = |x: f64, y: f64, z: f64| cavity_mode(x, y, z, 0.0);
+    let mut model = Maxwell::<T>::from_parts(&op, &g, mesh.elements.len(), &initial);
+    let data = app::from_parts(&op, &g, mesh.elements.len(), &initial);
+    let mut a = Application::<T>::load_as("examples/apps/midg.app", MIDG, &data).unwrap();
+    a.set_global("dt", &[T::from_f64(model.dt)]).unwrap();
+    a.run_as(None, Some(steps), &mut |_, _| {}).unwrap();
+    for _ in 0..steps {
+        model.step();
+    }
+    let u = a.dat("p_u").unwrap();
+    let np = model.np;
+    let mut differ = 0;
+    for i in 0..model.k * np {
+        for c in 0..6 {
+            if u[i * 6 + c].to_lane() != model.fields[c][i].to_lane() {
+                differ += 1;
+            }
+        }
+    }
+    assert_eq!(differ, 0, "{refine}³ cubes, {steps} steps: {differ} of {} values differ from the model", model.k * np * 6);
+    let largest = model.fields[4].iter().fold(0.0f64, |m, v| m.max(v.to_f64().unwrap().abs()));
+    assert!(largest > 0.5, "Ey has decayed to {largest}: the run did nothing");
+}
+
+#[test]
+fn the_application_is_the_solver_model_bit_for_bit_in_binary32() {
+    same_as_the_model::<f32>(2, 3);
+}
+
+#[test]
+fn the_application_is_the_solver_model_bit_for_bit_in_binary64() {
+    same_as_the_model::<f64>(1, 2);
+}
+
+/// The whole program compiled to hardware (dense operators with 4 lanes for Dr, Ds, Dt and LIFT,
+/// pipelines for the curls, the flux and the update, the sequencer running the five stages) in
+/// the built-in simulator: after one time step every field at every node is the solver model's
+/// bit for bit, in the cycles the compiler's model gives.
+#[test]
+fn the_compiled_program_is_the_solver_model_bit_for_bit() {
+    use weft_hdl::float::FloatFormat;
+    use weft_hdl::netlist::eval::Evaluator;
+    use weft_hdl::pipeline::Stages;
+    use weft_ip::app::host::Host;
+    use weft_ip::app::sequencer::compile_program;
+    let (steps, refine) = (1, 1);
+    let mesh = TetMesh::unit_cube(refine).unwrap();
+    let op = Operators::new(app::ORDER);
+    let g = Geometry::new(&mesh, &mesh.connect().unwrap(), &op).unwrap();
+    let initial = |x: f64, y: f64, z: f64| cavity_mode(x, y, z, 0.0);
+    let mut model = Maxwell::<f32>::from_parts(&op, &g, mesh.elements.len(), &initial);
+    let data = app::from_parts(&op, &g, mesh.elements.len(), &initial);
+    let mut a = Application::<f32>::load("examples/apps/midg.app", MIDG, &data).unwrap();
+    a.set_global("dt", &[model.dt as f32]).unwrap();
+    let compiled = compile_program(&a, &Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    let expected = compiled.cycles_with(Some(steps));
+    let mut ev = Evaluator::new(compiled.net);
+    ev.reset(2);
+    let host = Host { app: &a, plan: &compiled.plan, name: "" };
+    host.load_program(&mut ev, &compiled.loops);
+    ev.set_input("iterations", steps as u128);
+    let took = host.run(&mut ev, 100_000_000).unwrap();
+    for _ in 0..steps {
+        model.step();
+    }
+    let u = host.read(&mut ev, "p_u");
+    let differ = (0..model.k * model.np).flat_map(|i| (0..6).map(move |c| (i, c))).filter(|&(i, c)| u[i * 6 + c].to_bits() != model.fields[c][i].to_bits()).count();
+    assert_eq!(differ, 0, "{differ} of {} values differ from the model", model.k * model.np * 6);
+    assert_eq!(took, expected, "cycles: the compiler's model");
+    ev.settle();
+    assert_eq!(ev.get_output("derivatives_elements"), (5 * steps * model.k) as u128, "elements of the dense loop");
+    eprintln!("MIDG2 N = 3, {} elements, {steps} step(s) in {took} cycles", model.k);
+}
