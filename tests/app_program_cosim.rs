@@ -107,13 +107,15 @@ fn jacobi_program_with_two_pipelines_in_binary64() {
     jacobi(2);
 }
 
+// Opt-in (each verilates a larger design for minutes; the default run covers whole programs in
+// Verilator with Jacobi, and Airfoil's loops with `--test app_cosim`): `cargo test --release
+// --test app_program_cosim -- --ignored`.
+
 #[test]
+#[ignore]
 fn airfoil_program_on_960_cells_in_binary32_for_10_iterations() {
     airfoil::<f32>(FloatFormat::BINARY32, (16, 20), 10, 1);
 }
-
-// Opt-in (each verilates a larger design for minutes): `cargo test --release --test
-// app_program_cosim -- --ignored`.
 
 #[test]
 #[ignore]

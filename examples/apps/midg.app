@@ -7,13 +7,14 @@
 # sets, the maps, the initial fields, the geometry and the matrices; the host sets `dt`.
 app midg: f32
 
-set elements, nodes, fnodes
+set elements, nodes, fnodes, faces
 
 map enodes: elements -> nodes, 20     # an element's nodes
 map efnodes: elements -> fnodes, 40   # its face nodes, face by face
 map nelem: nodes -> elements, 1       # a node's element
 map vmapM: fnodes -> nodes, 1         # a face node's own node
 map vmapP: fnodes -> nodes, 1         # the node at the same point across the face
+map fe: faces -> elements, 2          # the two elements of an interior face (for partitioning)
 
 matrix Dr: 20 x 20 from mesh
 matrix Ds: 20 x 20 from mesh

@@ -87,3 +87,48 @@ fn the_compiled_program_is_the_solver_model_bit_for_bit() {
     assert_eq!(ev.get_output("derivatives_elements"), (5 * steps * model.k) as u128, "elements of the dense loop");
     eprintln!("MIDG2 N = 3, {} elements, {steps} step(s) in {took} cycles", model.k);
 }
+
+/// Split over the eight nodes of a 2×2×2 torus (METIS on the elements' face graph, nodes and
+/// face nodes following their element), with face halos refreshed from their owners: every
+/// element's values are computed by its owner in the single node's order, so after two time
+/// steps the assembled fields are the single node's bit for bit, and a halo entry left out
+/// poisons the run.
+#[test]
+fn partitioned_over_eight_nodes_is_the_single_node_bit_for_bit() {
+    use weft_ip::app::partition::halo::Halo;
+    use weft_ip::app::partition::run::{run, InMemory};
+    use weft_ip::app::partition::{partition, Method};
+    use weft_ip::router::RouterConfig;
+    let mesh = TetMesh::unit_cube(2).unwrap();
+    let (data, dt) = app::mesh_data(&mesh, app::ORDER, &|x, y, z| cavity_mode(x, y, z, 0.0)).unwrap();
+    let load = || {
+        let mut a = Application::<f32>::load("examples/apps/midg.app", MIDG, &data).unwrap();
+        a.set_global("dt", &[dt as f32]).unwrap();
+        a
+    };
+    let mut single = load();
+    single.run_as(None, Some(2), &mut |_, _| {}).unwrap();
+    let mut split = load();
+    let loops = split.loop_args();
+    let elements = split.set_id("elements").unwrap();
+    let config = RouterConfig { dims: [2, 2, 2], ..Default::default() };
+    let p = partition(&split.app, &loops, elements, 8, Method::Metis).unwrap();
+    let mut h = Halo::build(&split.app, &loops, &p);
+    drop(loops);
+    let counts: Vec<usize> = (0..8).map(|n| p.owner[elements.index()].iter().filter(|o| **o == n).count()).collect();
+    assert!(counts.iter().all(|c| (5..=7).contains(c)), "elements per node {counts:?}");
+    let got = run(&mut split, &p, &h, &mut InMemory { config: &config }, Some(2), &mut |_, _| {}).unwrap();
+    let want = single.dat("p_u").unwrap();
+    let assembled = got.assembled(&split, &p, "p_u").unwrap();
+    assert!(assembled.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "the split run differs from the single node");
+    let imported: usize = h.import.iter().map(|sets| sets.iter().map(Vec::len).sum::<usize>()).sum();
+    assert!(imported > 0, "no halo");
+    // One node without one of its imports: its flux reads a value nobody refreshed.
+    let nodes = split.set_id("nodes").unwrap().index();
+    let node = (0..8).find(|&n| !h.import[n][nodes].is_empty()).unwrap();
+    h.import[node][nodes].pop();
+    let mut poisoned = load();
+    let bad = run(&mut poisoned, &p, &h, &mut InMemory { config: &config }, Some(2), &mut |_, _| {}).unwrap();
+    let bad = bad.assembled(&poisoned, &p, "p_u").unwrap();
+    assert!(bad.iter().zip(want).any(|(a, b)| a.to_bits() != b.to_bits()), "a missing halo entry changed nothing");
+}

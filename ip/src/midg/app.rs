@@ -2,10 +2,12 @@
 //! names the file uses. Nodes are numbered element-major (`k·Np + i`) and face nodes
 //! `(k·4 + f)·Nfp + i`, as MIDG2 numbers them.
 //!
-//! - Sets `elements` (K), `nodes` (K·Np), `fnodes` (K·4·Nfp).
+//! - Sets `elements` (K), `nodes` (K·Np), `fnodes` (K·4·Nfp), `faces` (the interior faces).
 //! - Maps `enodes` (element → its Np nodes), `efnodes` (element → its 4·Nfp face nodes), `nelem`
 //!   (node → its element), `vmapM` and `vmapP` (face node → its own node, and the node at the
-//!   same point across the face; its own on a wall).
+//!   same point across the face; its own on a wall), `fe` (an interior face → its two elements:
+//!   no loop uses it; it gives the partitioner the elements that share a face, METIS's
+//!   `ncommon = 3` for tetrahedra).
 //! - Data `p_u` (per node Hx, Hy, Hz, Ex, Ey, Ez at t = 0), `p_g` (per element the nine
 //!   geometric factors rx, ry, rz, sx, sy, sz, tx, ty, tz), `p_face` (per face node the face's
 //!   normal nx, ny, nz, its Fscale, and 1 on a wall, 0 inside).
@@ -42,6 +44,16 @@ pub fn from_parts(op: &Operators, g: &Geometry, k: usize, initial: &dyn Fn(f64, 
     d.maps.insert("nelem".into(), (1, (0..k * np).map(|i| (i / np) as u32).collect()));
     d.maps.insert("vmapM".into(), (1, g.vmap_m.clone()));
     d.maps.insert("vmapP".into(), (1, g.vmap_p.clone()));
+    // An interior face once, from the element with the lower number.
+    let pairs: Vec<u32> = (0..k * FACES)
+        .filter_map(|f| {
+            let (e, across) = (f / FACES, g.vmap_p[f * nfp] as usize / np);
+            (e < across).then_some([e as u32, across as u32])
+        })
+        .flatten()
+        .collect();
+    d.sets.insert("faces".into(), pairs.len() / 2);
+    d.maps.insert("fe".into(), (2, pairs));
     d.dats.insert("p_u".into(), (6, (0..k * np).flat_map(|i| initial(g.x[i], g.y[i], g.z[i])).collect()));
     d.dats.insert("p_g".into(), (9, g.factors.iter().flatten().copied().collect()));
     let mut wall = vec![0.0; k * FACES * nfp];

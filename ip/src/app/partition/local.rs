@@ -75,6 +75,7 @@ pub fn local<T: Element>(app: &Application<T>, mesh: &MeshData, partition: &Part
         let local_values = globals[set.index()].iter().flat_map(|&g| values[g as usize * dim..(g as usize + 1) * dim].iter().copied()).collect();
         out.dats.insert(name.clone(), (*dim, local_values));
     }
+    out.matrices = mesh.matrices.clone();
     Ok(Local { mesh: out, globals, extents })
 }
 
