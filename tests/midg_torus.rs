@@ -83,3 +83,22 @@ fn midg2_compiled_nodes_over_torus_2x2x2_are_the_partitioned_model() {
         traffic.refresh_cycles
     );
 }
+
+/// The compiled single-node program (6 elements) as Verilog passes Verilator's lint with -Wall.
+#[test]
+fn the_compiled_program_lints() {
+    use weft::ip::app::sequencer::{compile_program, program_verilog};
+    let mesh = TetMesh::unit_cube(1).unwrap();
+    let (data, _) = app::mesh_data(&mesh, app::ORDER, &|x, y, z| cavity_mode(x, y, z, 0.0)).unwrap();
+    let a = Application::<f32>::load("examples/apps/midg.app", MIDG, &data).unwrap();
+    let compiled = compile_program(&a, &Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    let dir = std::env::temp_dir().join(format!("weft-test-midg-lint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("midg.v");
+    let text = program_verilog(&a, "midg", &compiled).unwrap();
+    assert!(text.contains("module midg_derivatives_ur"), "the dense operator of `ur = Dr * u` is not its own module");
+    std::fs::write(&file, text).unwrap();
+    let lint = weft::tools::verilator_lint(&file, "midg");
+    let _ = std::fs::remove_dir_all(&dir);
+    lint.unwrap();
+}

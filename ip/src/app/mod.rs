@@ -18,6 +18,7 @@ mod constants;
 mod datapath;
 pub mod dense;
 mod dense_loop;
+mod element;
 pub mod graph;
 pub mod hardware;
 pub mod host;
