@@ -158,3 +158,35 @@ fn airfoil_program_with_four_pipelines_on_9900_cells_in_binary32_for_10_iteratio
 fn airfoil_program_with_four_pipelines_on_9900_cells_in_binary64_for_10_iterations() {
     airfoil::<f64>(FloatFormat::BINARY64, (50, 66), 10, 4);
 }
+
+/// MIDG2's program (`examples/apps/midg.app`, N = 3, binary32) on one node of 6 elements in
+/// Verilator: after one time step every field at every node equals the solver model's
+/// (`midg::solver::Maxwell`) bit for bit, in the compiler's modelled cycles.
+#[test]
+#[ignore]
+fn midg2_program_on_one_node_is_the_solver_model() {
+    use weft::ip::app::sequencer::compile_program;
+    use weft::ip::midg::solver::{cavity_mode, Maxwell};
+    use weft::ip::midg::{app, Geometry, Operators, TetMesh};
+    let mesh = TetMesh::unit_cube(1).unwrap();
+    let op = Operators::new(app::ORDER);
+    let g = Geometry::new(&mesh, &mesh.connect().unwrap(), &op).unwrap();
+    let initial = |x: f64, y: f64, z: f64| cavity_mode(x, y, z, 0.0);
+    let mut model = Maxwell::<f32>::from_parts(&op, &g, mesh.elements.len(), &initial);
+    let data = app::from_parts(&op, &g, mesh.elements.len(), &initial);
+    let mut a = Application::<f32>::load("examples/apps/midg.app", include_str!("../examples/apps/midg.app"), &data).unwrap();
+    a.set_global("dt", &[model.dt as f32]).unwrap();
+    let compiled = compile_program(&a, &Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    let (mut sim, dir) = verilated(&a, "midg", &compiled);
+    let host = Host { app: &a, plan: &compiled.plan, name: "" };
+    host.load_program(&mut sim, &compiled.loops);
+    LoopPorts::set(&mut sim, "iterations", &1u32.into());
+    let took = host.run(&mut sim, 10_000_000).unwrap();
+    model.step();
+    let u = host.read(&mut sim, "p_u");
+    let want: Vec<u64> = (0..model.k * model.np).flat_map(|i| (0..6).map(move |c| (i, c))).map(|(i, c)| model.fields[c][i].to_lane()).collect();
+    assert_eq!(bits(&u), want, "every field after one step");
+    assert_eq!(took, compiled.cycles_with(Some(1)), "cycles: the compiler's model");
+    eprintln!("midg: {} elements, one step in {took} cycles", model.k);
+    let _ = std::fs::remove_dir_all(&dir);
+}

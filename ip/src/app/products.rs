@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use weft_hdl::pipeline::dsl::DslError;
 
+use super::element::Element;
 use super::program::Access;
-use super::run::Element;
 use super::text::{At, LoopDecl, MatrixDecl};
 
 /// A loop argument as the file names it: a `via map` argument stands for one internal argument
