@@ -10,15 +10,22 @@ use weft_ip::midg::{app, Geometry, Operators, TetMesh};
 
 const MIDG: &str = include_str!("../../examples/apps/midg.app");
 
-fn same_as_the_model<T: Element>(refine: usize, steps: usize) {
+/// The cavity mode on `refine`³ sub-cubes: the solver model and the application loaded in `T`
+/// with the model's time step.
+fn cavity<T: Element>(refine: usize) -> (Maxwell<T>, Application<T>) {
     let mesh = TetMesh::unit_cube(refine).unwrap();
     let op = Operators::new(app::ORDER);
     let g = Geometry::new(&mesh, &mesh.connect().unwrap(), &op).unwrap();
     let initial = |x: f64, y: f64, z: f64| cavity_mode(x, y, z, 0.0);
-    let mut model = Maxwell::<T>::from_parts(&op, &g, mesh.elements.len(), &initial);
+    let model = Maxwell::<T>::from_parts(&op, &g, mesh.elements.len(), &initial);
     let data = app::from_parts(&op, &g, mesh.elements.len(), &initial);
     let mut a = Application::<T>::load_as("examples/apps/midg.app", MIDG, &data).unwrap();
     a.set_global("dt", &[T::from_f64(model.dt)]).unwrap();
+    (model, a)
+}
+
+fn same_as_the_model<T: Element>(refine: usize, steps: usize) {
+    let (mut model, mut a) = cavity::<T>(refine);
     a.run_as(None, Some(steps), &mut |_, _| {}).unwrap();
     for _ in 0..steps {
         model.step();
@@ -59,15 +66,8 @@ fn the_compiled_program_is_the_solver_model_bit_for_bit() {
     use weft_hdl::pipeline::Stages;
     use weft_ip::app::host::Host;
     use weft_ip::app::sequencer::compile_program;
-    let (steps, refine) = (1, 1);
-    let mesh = TetMesh::unit_cube(refine).unwrap();
-    let op = Operators::new(app::ORDER);
-    let g = Geometry::new(&mesh, &mesh.connect().unwrap(), &op).unwrap();
-    let initial = |x: f64, y: f64, z: f64| cavity_mode(x, y, z, 0.0);
-    let mut model = Maxwell::<f32>::from_parts(&op, &g, mesh.elements.len(), &initial);
-    let data = app::from_parts(&op, &g, mesh.elements.len(), &initial);
-    let mut a = Application::<f32>::load("examples/apps/midg.app", MIDG, &data).unwrap();
-    a.set_global("dt", &[model.dt as f32]).unwrap();
+    let steps = 1;
+    let (mut model, a) = cavity::<f32>(1);
     let compiled = compile_program(&a, &Stages::balanced(FloatFormat::BINARY32)).unwrap();
     let expected = compiled.cycles_with(Some(steps));
     let mut ev = Evaluator::new(compiled.net);
