@@ -38,9 +38,8 @@ fn shape(rows: usize, cols: usize, lanes: usize, stages: &Stages) -> Dense {
 /// `busy` falls, for the plan's schedule.
 pub(super) fn cycles(plan: &Plan, name: &str, body: &DenseBody, stages: &Stages) -> usize {
     let slots = &plan.schedules[name];
-    let c = body.products.iter().map(|p| p.cols).max().unwrap_or(0);
-    let r = body.products.iter().map(|p| p.rows).max().unwrap_or(0);
-    let l = body.products.iter().map(|p| shape(p.rows, p.cols, body.lanes.min(p.rows), stages).latency()).max().unwrap_or(0);
+    let (c, r) = body.widest();
+    let l = body.products.iter().map(|p| shape(p.rows, p.cols, body.lanes, stages).latency()).max().unwrap_or(0);
     let f = body.products.first().map_or(0, |p| p.dim);
     let element = 1 + (c + 1) + f * (l + 1) + r;
     let elements = slots.iter().flatten().count();
@@ -64,8 +63,7 @@ pub(super) fn build_dense_loop<'d, T: Element>(
     let w = slot_bits::<T>();
     let format = if w == 64 { FloatFormat::BINARY64 } else { FloatFormat::BINARY32 };
     let f_n = body.products[0].dim;
-    let c_max = body.products.iter().map(|p| p.cols).max().expect("a product");
-    let r_max = body.products.iter().map(|p| p.rows).max().expect("a product");
+    let (c_max, r_max) = body.widest();
     let slots = &plan.schedules[name];
     let pipes = plan.pipelines;
     let rows_n = slots.len() / pipes;
@@ -138,7 +136,7 @@ pub(super) fn build_dense_loop<'d, T: Element>(
     let mut all_done = d.lit(1, 1);
     let mut outs = vec![];
     for p in &body.products {
-        let sh = shape(p.rows, p.cols, body.lanes.min(p.rows), stages);
+        let sh = shape(p.rows, p.cols, body.lanes, stages);
         d.section(&format!("loop {name}: {} = {} * {}, {} lanes, {} cycles a value", p.names.0, p.matrix, p.names.1, sh.lanes, sh.latency()));
         let net = Rc::new(dense_netlist(&sh, format, &p.entries.iter().map(|&b| u128::from(b)).collect::<Vec<_>>())?);
         let x = operands[&p.x[0]];

@@ -62,6 +62,11 @@ pub struct DenseBody {
 }
 
 impl DenseBody {
+    /// The most columns and the most rows of any product: the entries gathered and written back.
+    pub fn widest(&self) -> (usize, usize) {
+        (self.products.iter().map(|p| p.cols).max().unwrap_or(0), self.products.iter().map(|p| p.rows).max().unwrap_or(0))
+    }
+
     /// Runs the body on one element's buffers (one per internal argument).
     pub fn evaluate<T: Element>(&self, bufs: &mut [Vec<T>]) {
         for p in &self.products {
