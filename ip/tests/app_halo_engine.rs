@@ -144,3 +144,96 @@ fn a_datapath_not_a_multiple_of_128_bits_is_refused_by_name() {
     let err = engine_nodes(&app, &mesh, &p, &h, &Stages::balanced(FloatFormat::BINARY64), &config, &load).err().expect("refused").to_string();
     assert!(err.contains("router width 192") && err.contains("multiple of 128"), "{err}");
 }
+
+/// One refresh step of node 0's engine on a 2×2×1 torus with 1 … 5 packets to send (each of 2
+/// elements of 64 bits, to nodes 1, 2, 3 in turn) and one packet of 2 elements to receive from
+/// node 1, driven port by port: after the tokens every packet leaves once, as the protocol in
+/// `partition::engine` describes it (destination, tag, position, length, the values at the send
+/// table's addresses), the received values go to the receive table's addresses, and the step
+/// ends. Tables of 2 and 4 packets, whose counter reaches the table's size, are among them.
+#[test]
+fn an_engine_sends_every_packet_of_its_step_whatever_the_table_size() {
+    use weft_hdl::netlist::eval::Evaluator;
+    use weft_ip::app::host::LoopPorts;
+    use weft_ip::app::partition::engine::{halo_engine, HaloDat, HaloPacket, HaloStep, HaloTables, HALO_PORT, TOKEN_TAG};
+    use weft_ip::app::partition::engines::load_tables;
+    type Big = num_bigint::BigUint;
+    let config = RouterConfig { dims: [2, 2, 1], local_ports: 3, ..Default::default() };
+    let value = |a: u32| 0x0123_4567_0000_0000u128 | (a as u128) << 8 | 0xA5;
+    for n in 1..=5usize {
+        let dsts: Vec<usize> = (0..n).map(|k| 1 + k % 3).collect();
+        let mut seen = BTreeMap::new();
+        let packets: Vec<HaloPacket> = dsts
+            .iter()
+            .map(|&dst| {
+                let before = seen.entry(dst).or_insert(0usize);
+                let p = HaloPacket { dst, dat: 0, position: *before * 2, count: 2, new_dst: *before == 0 };
+                *before += 1;
+                p
+            })
+            .collect();
+        let tables = HaloTables {
+            node: 0,
+            config: config.clone(),
+            dats: vec![HaloDat { name: "u".into(), bits: 64, addr_bits: 4 }],
+            steps: vec![HaloStep { sync_id: 3, sources: vec![1], first: 0, end: n, expected: 2 }],
+            packets: packets.clone(),
+            sends: (0..2 * n as u32).map(|k| 15 - k).collect(),
+            recv_base: BTreeMap::from([((1, 0), 0)]),
+            recv: vec![9, 12],
+        };
+        let mut e = Evaluator::new(halo_engine(&tables).unwrap());
+        e.reset(2);
+        load_tables(&mut e, &tables);
+        let set = |e: &mut Evaluator, port: &str, v: u128| LoopPorts::set(e, port, &Big::from(v));
+        let get = |e: &mut Evaluator, port: &str| u128::try_from(LoopPorts::get(e, port)).unwrap();
+        let header = |src: usize, tag: u16, user: u32, length: usize| {
+            Header { dst: config.coords(0), dst_port: HALO_PORT, src: config.coords(src), src_port: HALO_PORT, length, tag, hops: 1, kind: 0, user }.pack()
+        };
+        // Tokens from every destination, then node 1's packet: two elements.
+        let mut incoming: VecDeque<(u128, bool)> = (1..4).map(|s| (header(s, TOKEN_TAG, 0, 0), true)).collect();
+        incoming.extend([(header(1, 0, 0, 32), false), (0xBEEF, false), (0xCAFE, true)]);
+        set(&mut e, "sync", 1);
+        set(&mut e, "sync_id", 3);
+        set(&mut e, "s_axis_tkeep", 0xFFFF);
+        set(&mut e, "m_axis_tready", 1);
+        let (mut sent, mut current, mut writes, mut last_addr) = (vec![], vec![], BTreeMap::new(), 0u128);
+        let mut done_at = None;
+        for cycle in 0..400 {
+            set(&mut e, "u_rd_data", value(last_addr as u32));
+            let beat = if cycle % 3 == 0 { incoming.pop_front() } else { None };
+            set(&mut e, "s_axis_tvalid", beat.is_some() as u128);
+            set(&mut e, "s_axis_tdata", beat.map_or(0, |b| b.0));
+            set(&mut e, "s_axis_tlast", beat.is_some_and(|b| b.1) as u128);
+            if get(&mut e, "m_axis_tvalid") == 1 {
+                current.push(get(&mut e, "m_axis_tdata"));
+                if get(&mut e, "m_axis_tlast") == 1 {
+                    sent.push(std::mem::take(&mut current));
+                }
+            }
+            if get(&mut e, "u_wr_en") == 1 {
+                writes.insert(get(&mut e, "u_wr_addr"), get(&mut e, "u_wr_data"));
+            }
+            if get(&mut e, "halo_done") == 1 && done_at.is_none() {
+                done_at = Some(cycle);
+            }
+            last_addr = get(&mut e, "u_rd_addr");
+            LoopPorts::edge(&mut e);
+        }
+        assert!(done_at.is_some(), "{n} packets: the step never ended");
+        assert_eq!(writes, BTreeMap::from([(9, 0xBEEF), (12, 0xCAFE)]), "{n} packets: received values");
+        let (tokens, data): (Vec<_>, Vec<_>) = sent.iter().partition(|p| Header::unpack(p[0]).tag == TOKEN_TAG);
+        assert_eq!(tokens.len(), 1, "{n} packets: one token to node 1");
+        assert_eq!(Header::unpack(tokens[0][0]).dst, config.coords(1));
+        assert_eq!(data.len(), n, "{n} packets: data packets sent");
+        let mut k = 0;
+        for (p, beats) in packets.iter().zip(&data) {
+            let h = Header::unpack(beats[0]);
+            assert_eq!((h.dst, h.dst_port, h.tag, h.user, h.length), (config.coords(p.dst), HALO_PORT, 0, p.position as u32, 32), "{n} packets");
+            for v in &beats[1..] {
+                assert_eq!(*v, value(tables.sends[k]), "{n} packets: element {k}");
+                k += 1;
+            }
+        }
+    }
+}

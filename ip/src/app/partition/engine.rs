@@ -215,13 +215,16 @@ pub fn halo_engine(t: &HaloTables) -> Result<Netlist, Error> {
         let list: Vec<u128> = tokens[k].clone();
         step.q.eq(k as u128).mux(rom(&d, &list, 22, tok.q), acc)
     });
-    let first_packet = rom(&d, &t.steps.iter().map(|s| s.first as u128).collect::<Vec<_>>(), pab, cur_step);
+    // The packet counter reaches one past the last packet, so it may need a bit more than the
+    // table's address.
+    let pcb = bits_for(t.packets.len() + 1).max(pab);
+    let first_packet = rom(&d, &t.steps.iter().map(|s| s.first as u128).collect::<Vec<_>>(), pcb, cur_step);
     // Where a step's addresses start in the send table: the elements of the packets before it.
     let send_first: Vec<u128> = t.steps.iter().map(|s| t.packets[..s.first].iter().map(|p| p.count).sum::<usize>() as u128).collect();
-    let end_packet = rom(&d, &t.steps.iter().map(|s| s.end as u128).collect::<Vec<_>>(), pab, step.q);
+    let end_packet = rom(&d, &t.steps.iter().map(|s| s.end as u128).collect::<Vec<_>>(), pcb, step.q);
     let expected = rom(&d, &t.steps.iter().map(|s| s.expected as u128).collect::<Vec<_>>(), 17, step.q);
-    let pkt = d.reg("packet", pab, 0);
-    let word = packets.read(pkt.q).named("packet_word");
+    let pkt = d.reg("packet", pcb, 0);
+    let word = packets.read(pkt.q.bits(0, pab)).named("packet_word");
     let field_at = |k: usize| {
         let lo: usize = pf[..k].iter().sum();
         word.bits(lo, pf[k])
