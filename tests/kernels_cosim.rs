@@ -1,6 +1,6 @@
 //! The shipped kernels, simulated by Verilator from the generated Verilog: 10⁵ random input
 //! vectors each, random `tvalid`/`tready`, bit for bit against the C references of docs/contract.md
-//! as the applications' software models transcribe them (`dg::model::{flux, rk}`,
+//! as the applications' software models transcribe them (`midg::kernels::{surface_flux, rk_update}`,
 //! `airfoil::reference::res_calc`: binary32, C precedence, left to right, no fused
 //! multiply-add) — independent of the DSL files the hardware was built from. `reduce_f32x4` is checked against
 //! its contract instead: the exact sum within the bound docs/contract.md gives for any summation order.
@@ -10,18 +10,18 @@ use std::path::Path;
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
 use weft::ip::airfoil::reference;
-use weft::ip::dg;
+use weft::ip::midg::kernels;
 use weft::ip::kernels::{lanes_to_data, operand, random_vectors};
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};
 
 const VECTORS: usize = 100_000;
 
 fn rk(v: &[f32]) -> Vec<f32> {
-    dg::model::rk(v.try_into().unwrap()).to_vec()
+    kernels::rk_update(v.try_into().unwrap()).to_vec()
 }
 
 fn surface_flux(v: &[f32]) -> Vec<f32> {
-    dg::model::flux(v.try_into().unwrap()).to_vec()
+    kernels::surface_flux(v.try_into().unwrap()).to_vec()
 }
 
 fn res_calc(v: &[f32]) -> Vec<f32> {

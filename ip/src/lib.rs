@@ -13,7 +13,6 @@ pub mod app;
 pub mod axil;
 pub mod axis;
 pub mod catalog;
-pub mod dg;
 pub mod fp;
 pub mod kernels;
 pub mod link;

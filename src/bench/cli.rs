@@ -149,16 +149,16 @@ pub enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
-    /// Seed 000's DG halo exchange on torus_2x2x2 in Verilator on the generated nodes and kernels:
-    /// halo bytes and exchange time per step, every step checked bit for bit against the software
-    /// model, beside the thesis's IO-channel and MPI+PCIe bandwidths; prints a table, writes dg.json
+    /// MIDG2 (order 3, binary32) over torus_2x2x2 with no host: the generated nodes in Verilator,
+    /// each node's program, halo engine and bridge beside it; cycles a stage for volume,
+    /// surface, update and exchange, halo bytes, GFLOP/s, beside seed 000's figures, checked bit
+    /// for bit against the partitioned model; prints a table, writes dg.json
     Dg {
-        /// Squares per side of each periodic mesh (comma-separated; two triangles a square; each a
-        /// multiple of 4 in 4..=64; 8,16,32,64 when not given)
-        #[arg(long, value_delimiter = ',')]
-        cells: Vec<usize>,
-        /// Time steps (five Runge-Kutta stages, five halo exchanges each)
-        #[arg(long, default_value_t = 3)]
+        /// Sub-cubes per side of the unit cube (six tetrahedra each; 2..=4)
+        #[arg(long, default_value_t = 2)]
+        cubes: usize,
+        /// Time steps (five Runge-Kutta stages, a halo refresh each)
+        #[arg(long, default_value_t = 1)]
         steps: usize,
         /// Bit error rate on every cable
         #[arg(long, default_value_t = 0.0)]
@@ -205,7 +205,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Airfoil { nodes, out }), _) if nodes.is_empty() => crate::bench::commands::airfoil(&out),
         (Some(Bench::Airfoil { nodes, out }), _) => crate::bench::commands::airfoil_nodes(&nodes, &out),
         (Some(Bench::Midg { orders, out }), _) => crate::bench::commands::midg(&orders, &out),
-        (Some(Bench::Dg { cells, steps, ber, out }), _) => crate::bench::commands::dg(&cells, steps, ber, &out),
+        (Some(Bench::Dg { cubes, steps, ber, out }), _) => crate::bench::commands::dg(cubes, steps, ber, &out),
         (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
     }
 }

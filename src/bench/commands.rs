@@ -164,21 +164,17 @@ pub fn midg(orders: &[usize], out: &Path) -> Result<(), Error> {
     write_json(&out.join("midg.json"), &report)
 }
 
-/// `weft bench dg`: the DG halo exchange on the shipped `torus_2x2x2`, one run per mesh of `cells`
-/// (default [`CELLS`](crate::bench::dg::CELLS)), `steps` time steps each, bit error rate `ber`;
-/// writes `dg.json` into `out`.
-pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
+/// `weft bench dg`: MIDG2 on the shipped `torus_2x2x2` on `cubes`³ sub-cubes for `steps` time
+/// steps at bit error rate `ber`; writes `dg.json` into `out`.
+pub fn dg(cubes: usize, steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
     let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or_else(|| Error::Input("no shipped torus_2x2x2".into()))?;
-    let mut reports = vec![];
-    for &c in if cells.is_empty() { &crate::bench::dg::CELLS[..] } else { cells } {
-        let options = crate::bench::dg::Options { cells: c, steps, bit_error_rate: ber, perturb: None };
-        let work = std::env::temp_dir().join(format!("weft-bench-dg-{}", std::process::id()));
-        let report = crate::bench::dg::run(&system, &options, &work, &mut |line| eprintln!("{line}"));
-        let _ = std::fs::remove_dir_all(&work);
-        reports.push(report?);
-    }
-    print!("{}", crate::bench::dg::table(&reports));
-    write_json(&out.join("dg.json"), &reports)
+    let options = crate::bench::dg::Options { cubes, steps, bit_error_rate: ber };
+    let work = std::env::temp_dir().join(format!("weft-bench-dg-{}", std::process::id()));
+    let report = crate::bench::dg::run(&system, &options, &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let report = report?;
+    print!("{}", crate::bench::dg::table(&report));
+    write_json(&out.join("dg.json"), &report)
 }
 
 /// `weft bench link`: writes `link.json` and `link_goodput.svg` into `out`.

@@ -1,254 +1,305 @@
-//! `weft bench dg`: the DG halo exchange of seed 000 on the 2×2×2 torus, in Verilator on the
-//! generated RTL ([`weft_sim::network::halo`]): each stage the halo goes over the fabric (one
-//! model per node, cables as channel models with bit errors), the flux and the update run on the
-//! generated kernels, and after every time step each node's state is checked bit for bit against
-//! the software model of the whole mesh ([`GlobalModel`], no partition, no fabric).
+//! `weft bench dg`: MIDG2 (`examples/apps/midg.app`, order 3, binary32) split over the eight
+//! nodes of `torus_2x2x2` with no host after the load: each node's application module (program,
+//! halo engine, reduction bridge) in the built-in simulator on its generated node (Verilator, one
+//! model per node, cables as channel models with bit errors; [`weft_sim::network::app_nodes`]).
+//! Every run is checked bit for bit against the partitioned software model.
 //!
-//! - **Halo bytes**: the payload of the halo packets (six binary32 values per entry; headers not
-//!   counted), per node and in total, per stage; a time step is five stages.
-//! - **Exchange time**: from the first halo header offered to the last halo beat taken, every
-//!   host sending from the same cycle at full rate; summed over the five stages of a step.
-//! - **Halo bandwidth**: total halo bytes over exchange time at the fabric clock.
-//! - **Kernel time**: the busiest node's cycles in its flux kernel then its update kernel (one
-//!   beat a cycle, first beat in to last result out), summed over the five stages, in µs at the
-//!   system's kernel clock. Exchange and kernels do not overlap here.
-//! - **Thesis figures** (seed 000, MIDG2 on Stratix 10): Table 6.1's peak bandwidths and
-//!   Table 6.2's measured peaks, for megabyte transfers; the halo here is kilobytes.
+//! - **Cycles per stage**, the busiest node, from its program's outputs (`<loop>_runs`, `sync`):
+//!   volume (`derivatives`, `curl`), surface (`flux`, `lift`), update (`update`), each loop's
+//!   interval counted from the end of what ran before it (so the sequencer's steps before it are
+//!   in it); exchange: the sync steps, where the halo engines swap the face halos. The program,
+//!   its engine and the fabric run on one clock here (the fabric's).
+//! - **Halo**: the elements (six binary32 fields of one face node) all nodes receive per stage,
+//!   their payload (24 bytes each) and their bytes on the wire (two 16-byte beats each, plus a
+//!   header a packet); exchange bandwidth is the payload over the busiest node's exchange time.
+//! - **GFLOP/s** by MIDG2's FLOP model (28,360 per element and stage at N = 3) over the whole run
+//!   at the fabric clock. No place-and-route Fmax of the program is measured here.
+//! - **Seed 000's figures**: Tables 6.1/6.2 (IO-channel and MPI+PCIe bandwidths, megabyte
+//!   transfers), its in-application bandwidths and halo sizes (Table 6.6), Fmax (Table 6.5).
 
-use crate::Error;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
-use weft_ip::dg::model::{canonical, GlobalModel, Nodes, STAGES};
-use weft_ip::dg::{Mesh, PARTS};
-use weft_sim::link::VerilatorDevice;
-use weft_sim::network::halo::{DgKernels, Distributed};
-use weft_sim::network::Torus;
+use weft_ip::app::partition::halo::Halo;
+use weft_ip::app::partition::run::{run_in, InMemory};
+use weft_ip::app::partition::{partition, Method};
+use weft_ip::app::{Application, MeshData};
+use weft_ip::midg::solver::{cavity_mode, flops_per_element_stage};
+use weft_ip::midg::{app, TetMesh};
+use weft_ip::system::allreduce::{Collective, ElementType, ReduceOp};
+use weft_ip::weft_hdl::float::FloatFormat;
+use weft_ip::weft_hdl::pipeline::Stages;
+use weft_sim::network::app_nodes::{app_nodes, run_app_nodes, Phase};
 
 use crate::system::SystemConfig;
+use crate::Error;
 
-/// The meshes of the benchmark (squares per side).
-pub const CELLS: [usize; 4] = [8, 16, 32, 64];
-
-/// Seeds each node's element order.
-pub const NUMBERING_SEED: u64 = 0xD6;
+/// The application.
+pub const MIDG: &str = include_str!("../../examples/apps/midg.app");
+/// Runge–Kutta stages a time step.
+pub const STAGES: usize = 5;
+/// Bytes of one halo element's payload: six binary32 fields.
+pub const ELEMENT_BYTES: usize = 24;
 
 /// A figure from the thesis, with where it is.
 #[derive(Clone, Debug, Serialize)]
 pub struct Thesis {
     /// What was measured or computed, and on what.
     pub what: &'static str,
-    /// The bandwidth, GB/s.
-    pub gb_per_s: f64,
-    /// Where in the thesis: table (and equation).
+    /// The value.
+    pub value: f64,
+    /// Its unit.
+    pub unit: &'static str,
+    /// Where in the thesis.
     pub source: &'static str,
 }
 
-/// Seed 000's bandwidths (GB/s) this benchmark is set beside.
+/// Seed 000's figures this benchmark is set beside.
 pub fn thesis() -> Vec<Thesis> {
+    let gb = |what, value, source| Thesis { what, value, unit: "GB/s", source };
     vec![
-        Thesis { what: "MPI+PCIe peak (store and forward: PCIe 7.88, Omni-Path 12.5, PCIe 7.88)", gb_per_s: 2.995, source: "Table 6.1, eq. 6.1" },
-        Thesis { what: "IO channels, within node, 1 channel (40 Gbit/s), peak", gb_per_s: 5.0, source: "Table 6.1" },
-        Thesis { what: "IO channels, within node, 4 channels, peak", gb_per_s: 20.0, source: "Table 6.1" },
-        Thesis { what: "IO channels, fully connected (3 channels), peak", gb_per_s: 15.0, source: "Table 6.1" },
-        Thesis { what: "IO channels, within node, 1 channel, measured", gb_per_s: 4.96, source: "Table 6.2" },
-        Thesis { what: "IO channels, within node, 4 channels, interleaved, measured", gb_per_s: 19.84, source: "Table 6.2" },
-        Thesis { what: "IO channels, fully connected, measured", gb_per_s: 14.88, source: "Table 6.2" },
-        Thesis { what: "MPI+PCIe, 2 nodes, measured (irregular sizes 1.94)", gb_per_s: 1.95, source: "Table 6.2" },
-        Thesis { what: "MPI+PCIe, 4 nodes, measured (irregular sizes 1.76)", gb_per_s: 1.78, source: "Table 6.2" },
+        gb("MPI+PCIe peak (store and forward: PCIe 7.88, Omni-Path 12.5, PCIe 7.88)", 2.995, "Table 6.1, eq. 6.1"),
+        gb("IO channels, within node, 1 channel (40 Gbit/s), peak", 5.0, "Table 6.1"),
+        gb("IO channels, fully connected (3 channels), peak", 15.0, "Table 6.1"),
+        gb("IO channels, within node, 1 channel, measured", 4.96, "Table 6.2"),
+        gb("IO channels, fully connected, measured", 14.88, "Table 6.2"),
+        gb("MPI+PCIe, 4 nodes, measured", 1.78, "Table 6.2"),
+        gb("MIDG2 in application, MPI, 2 nodes, 200k elements, halo of ncommon = 4 (the largest)", 0.76, "§6.2.3, Fig. 6.10"),
+        gb("MIDG2 in application, IO channels within node, same", 3.50, "§6.2.3, Fig. 6.10"),
+        gb("MIDG2 in application, IO channels fully connected, same", 6.09, "§6.2.3, Fig. 6.10"),
+        Thesis { what: "MIDG2 halo a transfer, 4 nodes, 1,052 elements, ncommon = 3", value: 14.44, unit: "KB", source: "Table 6.6" },
+        Thesis { what: "MIDG2 halo a transfer, 4 nodes, 203,163 elements, ncommon = 3", value: 595.13, unit: "KB", source: "Table 6.6" },
+        Thesis { what: "MIDG2 kernels' Fmax, Stratix 10 (lowest, fully connected)", value: 223.36, unit: "MHz", source: "Table 6.5" },
+        Thesis { what: "MIDG2 kernels' Fmax, Stratix 10 (highest, MPI)", value: 312.3, unit: "MHz", source: "Table 6.5" },
     ]
-}
-
-/// One time step (a row of `steps` in `bench/dg.json`).
-#[derive(Clone, Debug, Serialize)]
-pub struct Step {
-    /// The step's index, from 0.
-    pub step: usize,
-    /// Halo exchange cycles of the step's five stages, at the fabric clock.
-    pub exchange_cycles: u64,
-    /// The same in µs at the fabric clock.
-    pub exchange_us: f64,
-    /// Halo payload bytes of the step (all nodes, five stages).
-    pub halo_bytes: usize,
-    /// `halo_bytes / exchange time`, all nodes together, GB/s.
-    pub halo_gb_per_s: f64,
-    /// Kernel cycles of the step on the busiest node (flux, then update; five stages).
-    pub kernel_cycles: u64,
-    /// The same in µs at the kernel clock.
-    pub kernel_us: f64,
-    /// Node values (q and res, all fields) that differ from the software model.
-    pub mismatches: usize,
-    /// One halo value was perturbed on purpose in this step (the negative check).
-    pub perturbed: bool,
-}
-
-/// One mesh's run (an element of the array in `bench/dg.json`).
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    /// The system's name.
-    pub system: String,
-    /// Fabric clock, MHz (exchange times).
-    pub fabric_mhz: f64,
-    /// Kernel clock, MHz (kernel times): `clocks.kernel_mhz`, else the fabric clock.
-    pub kernel_mhz: f64,
-    /// Squares per side of the mesh.
-    pub cells: usize,
-    /// Triangles of the mesh, `2·cells²`.
-    pub elements: usize,
-    /// Bit error rate on every cable.
-    pub bit_error_rate: f64,
-    /// Bits the cables flipped over the whole run.
-    pub flipped_bits: u64,
-    /// Halo payload bytes each node sends per stage.
-    pub halo_bytes_per_node: Vec<usize>,
-    /// Halo packets per stage (all nodes).
-    pub packets_per_stage: usize,
-    /// One cable's raw rate (`lanes · 8` bytes a cycle at the fabric clock), GB/s.
-    pub link_raw_gb_per_s: f64,
-    /// A host port's rate (`width / 8` bytes a cycle at the fabric clock), GB/s.
-    pub port_gb_per_s: f64,
-    /// One row per time step run.
-    pub steps: Vec<Step>,
-    /// [`thesis()`]: the figures the table sets this beside.
-    pub thesis: Vec<Thesis>,
 }
 
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Squares per side of the mesh (a multiple of 4 in 4..=64).
-    pub cells: usize,
-    /// Time steps (1..=100).
+    /// Sub-cubes per side of the unit cube (six tetrahedra each; 2..=4).
+    pub cubes: usize,
+    /// Time steps (1..=10).
     pub steps: usize,
     /// Bit error rate on every cable (0 ..= 1e-3).
     pub bit_error_rate: f64,
-    /// A step (index) in which one halo value is perturbed after the fabric: that step must
-    /// then differ from the model; the run stops after it.
-    pub perturb: Option<usize>,
 }
 
-fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<(Torus<VerilatorDevice>, DgKernels), Error> {
-    let generated = work.join("generated");
-    crate::system::generate(system, &generated, &work.join("constraints"))?;
-    let name = format!("{}_node", system.name);
-    progress(&format!("building {name}, dg_surface_flux and dg_rk_update in Verilator"));
-    let mut torus = Torus::verilated_nodes(&system.node, &generated.join("system").join(format!("{name}.v")), &name, system.channel_latency)?;
-    let kernels = DgKernels::build(&generated.join("kernels"))?;
-    torus.reset();
-    let up = torus.bring_up(100_000)?;
-    progress(&format!("{} nodes, links up after {up} cycles", system.node.router.nodes()));
-    Ok((torus, kernels))
+/// One loop of the program (a row of `loops`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Loop {
+    /// The loop's name in `midg.app`.
+    pub name: String,
+    /// volume, surface or update.
+    pub part: &'static str,
+    /// Cycles of one run, the busiest node, averaged over the run's stages.
+    pub cycles_per_stage: f64,
 }
 
-/// Values of `got` (per node) that differ from the model's, bit for bit (NaN canonical).
-fn mismatches(got: &(Vec<Nodes>, Vec<Nodes>), model: &GlobalModel) -> usize {
-    let count = |a: &[Nodes], b: &[Nodes]| a.iter().flatten().flatten().zip(b.iter().flatten().flatten()).filter(|(x, y)| canonical(**x) != canonical(**y)).count();
-    count(&got.0, &model.q) + count(&got.1, &model.res)
+/// Everything the bench measures; written to `bench/dg.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The system's name.
+    pub system: String,
+    /// Fabric clock, MHz: the program, its engine and the fabric run on it here.
+    pub fabric_mhz: f64,
+    /// Polynomial order N.
+    pub order: usize,
+    /// Sub-cubes per side.
+    pub cubes: usize,
+    /// Elements of the mesh.
+    pub elements: usize,
+    /// Elements each node owns.
+    pub elements_per_node: Vec<usize>,
+    /// Time steps run.
+    pub steps: usize,
+    /// Bit error rate on every cable.
+    pub bit_error_rate: f64,
+    /// Bits the cables flipped.
+    pub flipped_bits: u64,
+    /// Field values that differ from the partitioned software model (the run fails unless 0).
+    pub mismatches: usize,
+    /// Torus cycles of the whole run.
+    pub cycles: u64,
+    /// The loops, busiest node.
+    pub loops: Vec<Loop>,
+    /// Cycles a stage, busiest node: volume, surface, update, exchange.
+    pub volume_cycles: f64,
+    /// See `volume_cycles`.
+    pub surface_cycles: f64,
+    /// See `volume_cycles`.
+    pub update_cycles: f64,
+    /// See `volume_cycles`: the sync steps (halo refreshes).
+    pub exchange_cycles: f64,
+    /// Halo elements all nodes receive a stage.
+    pub halo_elements_per_stage: usize,
+    /// Their payload, bytes.
+    pub halo_bytes_per_stage: usize,
+    /// Their bytes on the wire: beats of the datapath and one header a packet.
+    pub halo_wire_bytes_per_stage: usize,
+    /// Halo packets a stage, all nodes.
+    pub halo_packets_per_stage: usize,
+    /// Payload over the busiest node's exchange time, all nodes together, GB/s.
+    pub exchange_gb_per_s: f64,
+    /// MIDG2's FLOP model per element and stage.
+    pub flops_per_element_stage: usize,
+    /// FLOPs of the run over its time at the fabric clock, GFLOP/s.
+    pub gflops: f64,
+    /// [`thesis()`].
+    pub thesis: Vec<Thesis>,
 }
 
-/// Runs the distributed step `options.steps` times on `system` (a 2×2×2 torus), building it in
-/// `work`. Options out of range and other tori are refused; a step whose state differs from the
-/// software model is an [`Error::Check`] (unless it is the perturbed one, which ends the run).
+fn part(name: &str) -> &'static str {
+    match name {
+        "derivatives" | "curl" => "volume",
+        "flux" | "lift" => "surface",
+        _ => "update",
+    }
+}
+
+/// Runs MIDG2 for `options.steps` time steps on `system` (a 2×2×2 torus), building it in `work`.
+/// Options out of range and other tori are refused; a field that differs from the partitioned
+/// model is an [`Error::Check`].
 pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
-    let mesh = Mesh::new(options.cells)?;
-    if !(1..=100).contains(&options.steps) {
-        return Err(Error::Check(format!("`steps` = {} is out of range: allowed 1..=100", options.steps)));
+    if !(2..=4).contains(&options.cubes) {
+        return Err(Error::Check(format!("`cubes` = {} is out of range: allowed 2..=4", options.cubes)));
+    }
+    if !(1..=10).contains(&options.steps) {
+        return Err(Error::Check(format!("`steps` = {} is out of range: allowed 1..=10", options.steps)));
     }
     if !(0.0..=1e-3).contains(&options.bit_error_rate) {
         return Err(Error::Check(format!("`ber` = {} is out of range: allowed 0 ..= 1e-3", options.bit_error_rate)));
     }
-    if let Some(p) = options.perturb.filter(|&p| p >= options.steps) {
-        return Err(Error::Check(format!("`perturb` = {p} is out of range: allowed a step in 0..{}", options.steps)));
-    }
     if system.node.router.dims != [2, 2, 2] {
-        return Err(Error::Check(format!("{}: the DG partition is for the 2×2×2 torus, this system is {:?}", system.name, system.node.router.dims)));
+        return Err(Error::Check(format!("{}: the MIDG2 benchmark is for the 2×2×2 torus, this system is {:?}", system.name, system.node.router.dims)));
     }
-    let kernel_mhz = system.kernel_mhz.unwrap_or(system.fabric_mhz);
-    let (mut torus, mut kernels) = verilate(system, work, progress)?;
+    let mut system = system.clone();
+    system.node.router.local_ports = system.node.router.local_ports.max(3);
+    let rc = system.node.router.clone();
+    let mesh = TetMesh::unit_cube(options.cubes)?;
+    let (data, dt) = app::mesh_data(&mesh, app::ORDER, &|x, y, z| cavity_mode(x, y, z, 0.0))?;
+    let load = |m: &MeshData| -> Result<Application<f32>, weft_ip::Error> {
+        let mut a = Application::<f32>::load("examples/apps/midg.app", MIDG, m)?;
+        a.set_global("dt", &[dt as f32])?;
+        Ok(a)
+    };
+    let a = load(&data)?;
+    let loops = a.loop_args();
+    let elements = a.set_id("elements").ok_or_else(|| Error::Check("midg.app has no set `elements`".into()))?;
+    let p = partition(&a.app, &loops, elements, rc.nodes(), Method::Metis)?;
+    let h = Halo::build(&a.app, &loops, &p);
+    drop(loops);
+    let stages = Stages::balanced(FloatFormat::BINARY32);
+    progress(&format!("building {}'s nodes with the collective engine in Verilator", system.name));
+    let mut torus = crate::bench::allreduce::engine_torus(&system, ElementType::F32, work, progress)?;
+    progress("compiling MIDG2 for each node");
+    let mut nodes = app_nodes("midg", &a, &data, &p, &h, &stages, &torus, &load)?;
+    let orders: Vec<_> = nodes.iter().map(|n| n.share.global_orders(&a, &n.compiled.plan.schedules)).collect();
+    let mut reference = load(&data)?;
+    let want = run_in(&mut reference, &p, &h, &mut InMemory { config: &rc }, Some(&orders), Some(options.steps), &mut |_, _| {})?;
+
+    torus.program_collective(Collective::Allreduce, crate::bench::allreduce::PORTS, ReduceOp::Sum)?;
     torus.set_bit_error_rate(options.bit_error_rate);
-    let mut dg = Distributed::new(&mesh, NUMBERING_SEED);
-    let mut model = GlobalModel::new(&mesh);
-    let halo_bytes_per_node: Vec<usize> = (0..PARTS).map(|m| dg.partition.halo_bytes(m)).collect();
-    let per_stage: usize = halo_bytes_per_node.iter().sum();
-    let mut steps = vec![];
-    let mut packets_per_stage = 0;
-    for step in 0..options.steps {
-        let perturbed = options.perturb == Some(step);
-        let (mut cycles, mut kernel_cycles) = (0, 0);
-        for stage in 0..STAGES {
-            let r = torus.dg_stage(&mut dg, &mut kernels, stage, perturbed && stage == 0, 200_000)?;
-            cycles += r.exchange_cycles;
-            kernel_cycles += r.kernel_cycles;
-            packets_per_stage = r.packets;
-        }
-        model.step();
-        let wrong = mismatches(&dg.global(), &model);
-        let us = cycles as f64 / system.fabric_mhz;
-        let bytes = STAGES * per_stage;
-        progress(&format!(
-            "step {step}: halo {bytes} B exchanged in {cycles} cycles ({us:.2} µs), kernels {kernel_cycles} cycles, {wrong} values differ from the model{}",
-            if perturbed { " (one halo value perturbed)" } else { "" }
-        ));
-        let kernel_us = kernel_cycles as f64 / kernel_mhz;
-        steps.push(Step { step, exchange_cycles: cycles, exchange_us: us, halo_bytes: bytes, halo_gb_per_s: bytes as f64 / (us * 1e3), kernel_cycles, kernel_us, mismatches: wrong, perturbed });
-        if perturbed {
-            break;
-        }
-        if wrong > 0 {
-            return Err(Error::Check(format!("step {step}: {wrong} node values differ from the software model")));
+    progress(&format!("running {} time step(s) on {} elements", options.steps, mesh.elements.len()));
+    let run = run_app_nodes(&mut torus, &mut nodes, crate::bench::allreduce::PORTS, options.steps as u32, None, 50_000_000)?;
+
+    let (_, set, dim) = a.app.dat_info(a.dat_id("p_u").ok_or_else(|| Error::Check("midg.app has no dat `p_u`".into()))?);
+    let w = want.assembled(&a, &p, "p_u").ok_or_else(|| Error::Check("the partitioned model has no `p_u`".into()))?;
+    let mut mismatches = 0;
+    for (q, n) in nodes.iter_mut().enumerate() {
+        let values = n.read("p_u");
+        for (l, &e) in n.share.globals[set.index()].iter().enumerate() {
+            if p.owner[set.index()][e as usize] as usize == q {
+                mismatches += (0..dim).filter(|&c| values[l * dim + c].to_bits() != w[e as usize * dim + c].to_bits()).count();
+            }
         }
     }
-    let lanes = system.node.link.lanes;
-    Ok(Report {
+    if mismatches > 0 {
+        return Err(Error::Check(format!("MIDG2 on {}: {mismatches} field values differ from the partitioned model", system.name)));
+    }
+
+    let runs = (STAGES * options.steps) as f64;
+    // Per node: cycles in each loop and in sync steps over the run.
+    let mut per_loop: BTreeMap<String, u64> = BTreeMap::new();
+    let (mut volume, mut surface, mut update, mut exchange) = (0u64, 0u64, 0u64, 0u64);
+    for timeline in &run.timeline {
+        let mut mine: BTreeMap<String, u64> = BTreeMap::new();
+        let mut sync = 0;
+        for i in timeline {
+            match &i.what {
+                Phase::Loop(name) => *mine.entry(name.clone()).or_default() += i.to - i.from,
+                Phase::Sync(_) => sync += i.to - i.from,
+            }
+        }
+        let sum = |which: &str| mine.iter().filter(|(n, _)| part(n) == which).map(|(_, c)| c).sum::<u64>();
+        volume = volume.max(sum("volume"));
+        surface = surface.max(sum("surface"));
+        update = update.max(sum("update"));
+        exchange = exchange.max(sync);
+        for (name, c) in mine {
+            let e = per_loop.entry(name).or_default();
+            *e = (*e).max(c);
+        }
+    }
+    let loops: Vec<Loop> = nodes[0].compiled.loops.iter().map(|name| Loop { name: name.clone(), part: part(name), cycles_per_stage: per_loop.get(name).copied().unwrap_or(0) as f64 / runs }).collect();
+    let received: u64 = run.received.iter().sum();
+    let halo_elements_per_stage = (received as f64 / runs).round() as usize;
+    let halo_packets_per_stage: usize = nodes.iter().map(|n| n.tables.packets.len()).sum();
+    let beat_bytes = rc.width / 8;
+    let wire_per_element = (8 * ELEMENT_BYTES).div_ceil(rc.width) * beat_bytes;
+    let halo_wire_bytes_per_stage = halo_elements_per_stage * wire_per_element + halo_packets_per_stage * beat_bytes;
+    let exchange_per_stage = exchange as f64 / runs;
+    let flops = flops_per_element_stage(20, 10);
+    let elements_per_node: Vec<usize> = (0..rc.nodes()).map(|q| p.owner[elements.index()].iter().filter(|&&o| o as usize == q).count()).collect();
+    let seconds = run.cycles as f64 / (system.fabric_mhz * 1e6);
+    let report = Report {
         system: system.name.clone(),
         fabric_mhz: system.fabric_mhz,
-        kernel_mhz,
-        cells: options.cells,
-        elements: mesh.elements(),
+        order: app::ORDER,
+        cubes: options.cubes,
+        elements: mesh.elements.len(),
+        elements_per_node,
+        steps: options.steps,
         bit_error_rate: options.bit_error_rate,
         flipped_bits: torus.flipped_bits(),
-        halo_bytes_per_node,
-        packets_per_stage,
-        link_raw_gb_per_s: (8 * lanes) as f64 * system.fabric_mhz / 1e3,
-        port_gb_per_s: (system.node.router.width / 8) as f64 * system.fabric_mhz / 1e3,
-        steps,
+        mismatches,
+        cycles: run.cycles,
+        loops,
+        volume_cycles: volume as f64 / runs,
+        surface_cycles: surface as f64 / runs,
+        update_cycles: update as f64 / runs,
+        exchange_cycles: exchange_per_stage,
+        halo_elements_per_stage,
+        halo_bytes_per_stage: halo_elements_per_stage * ELEMENT_BYTES,
+        halo_wire_bytes_per_stage,
+        halo_packets_per_stage,
+        exchange_gb_per_s: (halo_elements_per_stage * ELEMENT_BYTES) as f64 / (exchange_per_stage / system.fabric_mhz * 1e3),
+        flops_per_element_stage: flops,
+        gflops: (mesh.elements.len() * flops) as f64 * runs / seconds / 1e9,
         thesis: thesis(),
-    })
+    };
+    progress(&format!("{} cycles, {} bits flipped, every field equal to the partitioned model", run.cycles, report.flipped_bits));
+    Ok(report)
 }
 
-/// One row per mesh (its last step, the links long trained), then the thesis's figures.
-pub fn table(reports: &[Report]) -> String {
-    let Some(first) = reports.first() else { return String::new() };
+/// The report as the tables `weft bench dg` prints.
+pub fn table(r: &Report) -> String {
     let mut t = format!(
-        "DG halo exchange on {} (fabric {} MHz, kernels {} MHz, bit error rate {:e}): 8 parts, halo payload per stage and per time step (5 stages), every step bit-exact to the software model\n",
-        first.system, first.fabric_mhz, first.kernel_mhz, first.bit_error_rate
+        "MIDG2 N = {} (binary32) on {} with no host: {} elements ({:?} a node), {} step(s), fabric {} MHz, bit error rate {:e} ({} bits flipped); every field equal to the partitioned model\n",
+        r.order, r.system, r.elements, r.elements_per_node, r.steps, r.fabric_mhz, r.bit_error_rate, r.flipped_bits
     );
-    t.push_str("| squares | elements | halo B per node per stage | packets per stage | halo B per step | exchange cycles per step | µs | halo GB/s (8 nodes) | per node GB/s | kernel cycles per step | kernel µs | bits flipped |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-    for r in reports {
-        let Some(s) = r.steps.last() else { continue };
-        t.push_str(&format!(
-            "| {}×{} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.3} | {} | {:.2} | {} |\n",
-            r.cells,
-            r.cells,
-            r.elements,
-            r.halo_bytes_per_node[0],
-            r.packets_per_stage,
-            s.halo_bytes,
-            s.exchange_cycles,
-            s.exchange_us,
-            s.halo_gb_per_s,
-            s.halo_gb_per_s / PARTS as f64,
-            s.kernel_cycles,
-            s.kernel_us,
-            r.flipped_bits
-        ));
+    t.push_str("| part | loop | cycles a stage (busiest node) |\n| --- | --- | ---: |\n");
+    for l in &r.loops {
+        t.push_str(&format!("| {} | {} | {:.0} |\n", l.part, l.name, l.cycles_per_stage));
     }
     t.push_str(&format!(
-        "\na node's host port: {:.2} GB/s (128 bits a cycle); one cable's raw rate: {:.2} GB/s. Seed 000 (megabyte transfers, per link or per pair of nodes):\n| figure | GB/s | where |\n| --- | ---: | --- |\n",
-        first.port_gb_per_s, first.link_raw_gb_per_s
+        "\nA stage: volume {:.0}, surface {:.0}, update {:.0}, exchange {:.0} cycles. Halo a stage: {} elements, {} B payload, {} B on the wire in {} packets, {:.2} GB/s. {} FLOP an element and stage: {:.3} GFLOP/s over the run.\n",
+        r.volume_cycles, r.surface_cycles, r.update_cycles, r.exchange_cycles, r.halo_elements_per_stage, r.halo_bytes_per_stage, r.halo_wire_bytes_per_stage, r.halo_packets_per_stage, r.exchange_gb_per_s, r.flops_per_element_stage, r.gflops
     ));
-    for f in &first.thesis {
-        t.push_str(&format!("| {} | {} | {} |\n", f.what, f.gb_per_s, f.source));
+    t.push_str("\nSeed 000:\n| figure | value | where |\n| --- | ---: | --- |\n");
+    for f in &r.thesis {
+        t.push_str(&format!("| {} | {} {} | {} |\n", f.what, f.value, f.unit, f.source));
     }
     t
 }

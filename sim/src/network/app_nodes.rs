@@ -93,6 +93,63 @@ pub struct AppRun {
     pub received: Vec<u64>,
     /// Per node: data packets that reached its engine outside a refresh step.
     pub unexpected: Vec<u64>,
+    /// Per node: what its program did when, in order.
+    pub timeline: Vec<Vec<Interval>>,
+}
+
+/// A stretch of one node's run, in torus cycles from `start`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interval {
+    /// What ran.
+    pub what: Phase,
+    /// The cycle it began (the end of the one before).
+    pub from: u64,
+    /// The cycle it ended.
+    pub to: u64,
+}
+
+/// What a node's program was doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// A run of the loop, with the sequencer's steps since the last interval.
+    Loop(String),
+    /// A sync step (its id): the reductions and halo refreshes there.
+    Sync(u32),
+}
+
+/// Follows one node's `sync` and `<loop>_runs` outputs into intervals.
+struct Tracker {
+    loops: Vec<String>,
+    runs: Vec<u128>,
+    syncing: Option<u32>,
+    since: u64,
+    timeline: Vec<Interval>,
+}
+
+impl Tracker {
+    fn observe(&mut self, sim: &mut dyn LoopPorts, cycle: u64) {
+        for (k, name) in self.loops.iter().enumerate() {
+            let runs = small(&sim.get(&format!("{name}_runs")));
+            if runs != self.runs[k] {
+                self.runs[k] = runs;
+                self.timeline.push(Interval { what: Phase::Loop(name.clone()), from: self.since, to: cycle });
+                self.since = cycle;
+            }
+        }
+        let sync = sim.get("sync") == big(1);
+        match (self.syncing, sync) {
+            (None, true) => {
+                self.syncing = Some(small(&sim.get("sync_id")) as u32);
+                self.since = cycle;
+            }
+            (Some(id), false) => {
+                self.timeline.push(Interval { what: Phase::Sync(id), from: self.since, to: cycle });
+                self.syncing = None;
+                self.since = cycle;
+            }
+            _ => {}
+        }
+    }
 }
 
 fn big(x: u128) -> BigUint {
@@ -139,7 +196,11 @@ pub fn run_app_nodes<T: Element, D: Device>(
     let streams = ["halo", "reduce"];
     let start = torus.cycle;
     let mut cycles = 0u64;
+    let mut trackers: Vec<Tracker> = nodes.iter().map(|x| Tracker { loops: x.compiled.loops.clone(), runs: vec![0; x.compiled.loops.len()], syncing: None, since: 0, timeline: vec![] }).collect();
     while nodes.iter_mut().any(|x| LoopPorts::get(&mut x.sim, "busy") == big(1)) {
+        for (t, x) in trackers.iter_mut().zip(nodes.iter_mut()) {
+            t.observe(&mut x.sim, cycles);
+        }
         cycles += 1;
         if cycles > limit {
             return Err(Error::Stuck(format!("the application did not finish in {limit} cycles")));
@@ -181,6 +242,16 @@ pub fn run_app_nodes<T: Element, D: Device>(
     if let Some((node, d, _, _)) = cut {
         torus.cut(node, d, false);
     }
+    for (t, x) in trackers.iter_mut().zip(nodes.iter_mut()) {
+        t.observe(&mut x.sim, cycles);
+    }
     let mut count = |name: &str| -> Vec<u64> { nodes.iter_mut().map(|x| small(&LoopPorts::get(&mut x.sim, name)) as u64).collect() };
-    Ok(AppRun { cycles, reductions: count("reduce_operations"), timeouts: count("reduce_timeouts"), received: count("halo_elements_received"), unexpected: count("halo_unexpected") })
+    Ok(AppRun {
+        cycles,
+        reductions: count("reduce_operations"),
+        timeouts: count("reduce_timeouts"),
+        received: count("halo_elements_received"),
+        unexpected: count("halo_unexpected"),
+        timeline: trackers.into_iter().map(|t| t.timeline).collect(),
+    })
 }

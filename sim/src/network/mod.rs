@@ -15,7 +15,6 @@ mod cables;
 mod clocks;
 mod exchange;
 mod faults;
-pub mod halo;
 pub mod mesh_app;
 mod ports;
 mod run;

@@ -309,26 +309,24 @@ fn collectives(src: &Sources) -> Result<String, Error> {
 
 fn dg(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "dg.json")?;
-    let body = rows(&j)
-        .iter()
-        .map(|r| {
-            let s = &r["steps"][0];
-            vec![
-                int(&r["cells"]),
-                int(&r["elements"]),
-                int(&r["halo_bytes_per_node"][0]),
-                int(&s["exchange_cycles"]),
-                fixed(f(&s["halo_gb_per_s"]), 2),
-                int(&s["kernel_cycles"]),
-                int(&s["mismatches"]),
-            ]
-        })
-        .collect();
-    Ok(table(
-        "One time step of the 2-D DG halo exchange on `torus_2x2x2` in Verilator (five stages). `weft bench dg` (bench/dg.json); reference: the software model, value for value.",
-        &["cells per side", "elements", "halo bytes per node and stage", "exchange cycles", "halo GB/s", "kernel cycles", "values off"],
-        body,
-    ))
+    let mut body: Vec<Vec<String>> = rows(&j["loops"]).iter().map(|l| vec![l["part"].as_str().unwrap_or("").into(), format!("`{}`", l["name"].as_str().unwrap_or("")), fixed(f(&l["cycles_per_stage"]), 0)]).collect();
+    body.push(vec!["exchange".into(), "sync steps (halo refresh)".into(), fixed(f(&j["exchange_cycles"]), 0)]);
+    let caption = format!(
+        "MIDG2 N = {} (binary32) on `{}` with no host, {} elements, {} step(s): cycles a Runge–Kutta stage on the busiest node at {} MHz; halo a stage {} elements, {} B payload ({} B on the wire, {} packets), {} GB/s; {} GFLOP/s by MIDG2's FLOP model ({} an element and stage). `weft bench dg` (bench/dg.json); every field equal to the partitioned software model.",
+        j["order"],
+        j["system"].as_str().unwrap_or(""),
+        j["elements"],
+        j["steps"],
+        j["fabric_mhz"],
+        j["halo_elements_per_stage"],
+        j["halo_bytes_per_stage"],
+        j["halo_wire_bytes_per_stage"],
+        j["halo_packets_per_stage"],
+        fixed(f(&j["exchange_gb_per_s"]), 2),
+        fixed(f(&j["gflops"]), 3),
+        j["flops_per_element_stage"]
+    );
+    Ok(table(&caption, &["part", "loop", "cycles a stage"], body))
 }
 
 fn numeric(src: &Sources) -> Result<String, Error> {
