@@ -10,8 +10,8 @@ use std::path::Path;
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
 use weft::ip::airfoil::reference;
-use weft::ip::midg::kernels;
 use weft::ip::kernels::{lanes_to_data, operand, random_vectors};
+use weft::ip::midg::kernels;
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};
 
 const VECTORS: usize = 100_000;

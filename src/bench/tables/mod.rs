@@ -309,22 +309,23 @@ fn collectives(src: &Sources) -> Result<String, Error> {
 
 fn dg(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "dg.json")?;
-    let mut body: Vec<Vec<String>> = rows(&j["loops"]).iter().map(|l| vec![l["part"].as_str().unwrap_or("").into(), format!("`{}`", l["name"].as_str().unwrap_or("")), fixed(f(&l["cycles_per_stage"]), 0)]).collect();
-    body.push(vec!["exchange".into(), "sync steps (halo refresh)".into(), fixed(f(&j["exchange_cycles"]), 0)]);
+    let mut body: Vec<Vec<String>> =
+        rows(&j["loops"]).iter().map(|l| vec![l["part"].as_str().unwrap_or("").into(), format!("`{}`", l["name"].as_str().unwrap_or("")), int(&l["cycles_per_stage"])]).collect();
+    body.push(vec!["exchange".into(), "sync steps (halo refresh)".into(), int(&j["exchange_cycles"])]);
     let caption = format!(
-        "MIDG2 N = {} (binary32) on `{}` with no host, {} elements, {} step(s): cycles a Runge–Kutta stage on the busiest node at {} MHz; halo a stage {} elements, {} B payload ({} B on the wire, {} packets), {} GB/s; {} GFLOP/s by MIDG2's FLOP model ({} an element and stage). `weft bench dg` (bench/dg.json); every field equal to the partitioned software model.",
+        "MIDG2 N = {} (binary32) on `{}` with no host, {} elements, {} step(s): cycles a Runge–Kutta stage on the busiest node at {} MHz; halo a stage {} face-node values, {} B payload ({} B on the wire, {} packets), {} GB/s over the exchange; {} GFLOP/s over the run by MIDG2's FLOP model ({} an element and stage). `weft bench dg` (bench/dg.json); every field equal to the partitioned software model.",
         j["order"],
         j["system"].as_str().unwrap_or(""),
-        j["elements"],
+        int(&j["elements"]),
         j["steps"],
         j["fabric_mhz"],
-        j["halo_elements_per_stage"],
-        j["halo_bytes_per_stage"],
-        j["halo_wire_bytes_per_stage"],
+        int(&j["halo_elements_per_stage"]),
+        int(&j["halo_bytes_per_stage"]),
+        int(&j["halo_wire_bytes_per_stage"]),
         j["halo_packets_per_stage"],
         fixed(f(&j["exchange_gb_per_s"]), 2),
-        fixed(f(&j["gflops"]), 3),
-        j["flops_per_element_stage"]
+        fixed(f(&j["gflops"]), 1),
+        int(&j["flops_per_element_stage"])
     );
     Ok(table(&caption, &["part", "loop", "cycles a stage"], body))
 }
