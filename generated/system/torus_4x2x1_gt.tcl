@@ -21,6 +21,10 @@ set_property -dict [list \
     CONFIG.RX_USER_DATA_WIDTH {64} \
     CONFIG.RX_INT_DATA_WIDTH {64} \
     CONFIG.FREERUN_FREQUENCY {125} \
+    CONFIG.LOCATE_COMMON {CORE} \
+    CONFIG.LOCATE_RESET_CONTROLLER {CORE} \
+    CONFIG.LOCATE_TX_USER_CLOCKING {EXAMPLE_DESIGN} \
+    CONFIG.LOCATE_RX_USER_CLOCKING {EXAMPLE_DESIGN} \
 ] [get_ips torus_4x2x1_gt_qsfp0]
 generate_target all [get_ips torus_4x2x1_gt_qsfp0]
 
@@ -44,5 +48,9 @@ set_property -dict [list \
     CONFIG.RX_USER_DATA_WIDTH {64} \
     CONFIG.RX_INT_DATA_WIDTH {64} \
     CONFIG.FREERUN_FREQUENCY {125} \
+    CONFIG.LOCATE_COMMON {CORE} \
+    CONFIG.LOCATE_RESET_CONTROLLER {CORE} \
+    CONFIG.LOCATE_TX_USER_CLOCKING {EXAMPLE_DESIGN} \
+    CONFIG.LOCATE_RX_USER_CLOCKING {EXAMPLE_DESIGN} \
 ] [get_ips torus_4x2x1_gt_qsfp1]
 generate_target all [get_ips torus_4x2x1_gt_qsfp1]

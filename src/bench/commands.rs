@@ -170,7 +170,10 @@ pub fn dg(cubes: usize, steps: usize, ber: f64, out: &Path) -> Result<(), Error>
     let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or_else(|| Error::Input("no shipped torus_2x2x2".into()))?;
     let options = crate::bench::dg::Options { cubes, steps, bit_error_rate: ber };
     let work = std::env::temp_dir().join(format!("weft-bench-dg-{}", std::process::id()));
-    let report = crate::bench::dg::run(&system, &options, &work, &mut |line| eprintln!("{line}"));
+    let report = crate::bench::dg::run(&system, &options, &work.join("torus"), &mut |line| eprintln!("{line}")).and_then(|mut r| {
+        r.resources = crate::bench::dg_resources::run(&work.join("dense"), &mut |line| eprintln!("{line}"))?;
+        Ok(r)
+    });
     let _ = std::fs::remove_dir_all(&work);
     let report = report?;
     print!("{}", crate::bench::dg::table(&report));

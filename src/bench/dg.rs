@@ -148,6 +148,8 @@ pub struct Report {
     pub gflops: f64,
     /// [`thesis()`].
     pub thesis: Vec<Thesis>,
+    /// The dense operators' resources per order and lanes ([`super::dg_resources`]).
+    pub resources: Vec<super::dg_resources::Resource>,
 }
 
 fn part(name: &str) -> &'static str {
@@ -278,6 +280,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         flops_per_element_stage: flops,
         gflops: (mesh.elements.len() * flops) as f64 * runs / seconds / 1e9,
         thesis: thesis(),
+        resources: vec![],
     };
     progress(&format!("{} cycles, {} bits flipped, every field equal to the partitioned model", run.cycles, report.flipped_bits));
     Ok(report)
@@ -297,6 +300,12 @@ pub fn table(r: &Report) -> String {
         "\nA stage: volume {:.0}, surface {:.0}, update {:.0}, exchange {:.0} cycles. Halo a stage: {} elements, {} B payload, {} B on the wire in {} packets, {:.2} GB/s. {} FLOP an element and stage: {:.3} GFLOP/s over the run.\n",
         r.volume_cycles, r.surface_cycles, r.update_cycles, r.exchange_cycles, r.halo_elements_per_stage, r.halo_bytes_per_stage, r.halo_wire_bytes_per_stage, r.halo_packets_per_stage, r.exchange_gb_per_s, r.flops_per_element_stage, r.gflops
     ));
+    if !r.resources.is_empty() {
+        t.push_str("\nDense operators (binary32, Yosys synth_xilinx):\n| N | matrix | R × C | lanes | cycles an element | LUT | FF | DSP |\n| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+        for x in &r.resources {
+            t.push_str(&format!("| {} | {} | {} × {} | {} | {} | {} | {} | {} |\n", x.order, x.matrix, x.rows, x.cols, x.lanes, x.cycles_per_element, x.luts, x.flip_flops, x.dsps));
+        }
+    }
     t.push_str("\nSeed 000:\n| figure | value | where |\n| --- | ---: | --- |\n");
     for f in &r.thesis {
         t.push_str(&format!("| {} | {} {} | {} |\n", f.what, f.value, f.unit, f.source));

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod collectives;
 pub mod commands;
 pub mod dg;
+pub mod dg_resources;
 pub mod link;
 pub mod midg;
 pub mod net;

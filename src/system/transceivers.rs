@@ -5,12 +5,18 @@
 //!   8-byte user interface on a 64-bit internal datapath) per cage used, `<cfg>_gt_qsfp<k>`, at
 //!   the chosen lane rate: 10.3125 Gb/s from the 156.25 MHz reference (`clk0`) or 25.78125 Gb/s
 //!   from 161.1328125 MHz (`clk1`). `weft generate` writes the 10.3125 Gb/s script (the node's
-//!   156.25 MHz fabric clock is then the transmit user clock); [`gt_tcl`] gives either.
+//!   156.25 MHz fabric clock is then the transmit user clock); [`gt_tcl`] gives either. The IP
+//!   holds the quad's PLL and the reset controller; the user clocks stay outside it
+//!   (`LOCATE_*_USER_CLOCKING` = `EXAMPLE_DESIGN`): every channel's `TXUSRCLK`/`TXUSRCLK2` is
+//!   the node's fabric clock (with the asynchronous gearbox, line rate / 66), and each link
+//!   receives on its own clock, a `BUFG_GT` of its first channel's `RXOUTCLK` feeding its lanes'
+//!   `RXUSRCLK`/`RXUSRCLK2` and `<e>_rx_clk` — links in one cage come from different
+//!   neighbours, so they cannot share the IP's single receive user clock.
 //! - `<cfg>_node_gt.v`: the node with a transceiver wrapper ([`weft_ip::link::gt`]) on every
 //!   link: per link `e` and lane `l` the ports `<e>_gt_txheader<l>`, `<e>_gt_txdata<l>`,
 //!   `<e>_gt_rxheader<l>`, `<e>_gt_rxdata<l>` and `<e>_gt_rxgearboxslip<l>` to connect to the
 //!   IP's per-channel slices (channel order as [`assignment`] gives it), `<e>_gt_locked`, and
-//!   `<e>_rx_clk` from the IP's receive user clock of that link's first channel.
+//!   `<e>_rx_clk`, that link's receive user clock.
 //!
 //! Lanes are given to links in the node's endpoint order (X+, X−, Y+, Y−, Z+, Z−), cage by cage,
 //! four channels a cage; a node needing more lanes than the board's two cages hold is refused.
@@ -125,6 +131,13 @@ fn properties(rate: LaneRate, sites: &[&str]) -> Vec<(String, String)> {
         }
     }
     props.push(("FREERUN_FREQUENCY".into(), "125".into()));
+    // The quad's PLL and the reset controller inside the IP; the user clocks outside it: each
+    // link's lanes come from another neighbour, recovered at its own frequency, so a cage's
+    // channels cannot share the IP's one receive user clock (the RX master channel's); and every
+    // channel transmits on the node's one fabric clock.
+    for (key, value) in [("LOCATE_COMMON", "CORE"), ("LOCATE_RESET_CONTROLLER", "CORE"), ("LOCATE_TX_USER_CLOCKING", "EXAMPLE_DESIGN"), ("LOCATE_RX_USER_CLOCKING", "EXAMPLE_DESIGN")] {
+        props.push((key.into(), value.into()));
+    }
     props
 }
 
@@ -175,7 +188,7 @@ pub fn applies(config: &SystemConfig) -> bool {
 const STUBS: &str = r#"
 set problems {}
 set ips {}
-set allowed {preset CHANNEL_ENABLE TX_MASTER_CHANNEL RX_MASTER_CHANNEL TX_LINE_RATE RX_LINE_RATE TX_REFCLK_FREQUENCY RX_REFCLK_FREQUENCY TX_REFCLK_SOURCE RX_REFCLK_SOURCE TX_DATA_ENCODING RX_DATA_DECODING TX_USER_DATA_WIDTH TX_INT_DATA_WIDTH RX_USER_DATA_WIDTH RX_INT_DATA_WIDTH FREERUN_FREQUENCY}
+set allowed {preset CHANNEL_ENABLE TX_MASTER_CHANNEL RX_MASTER_CHANNEL TX_LINE_RATE RX_LINE_RATE TX_REFCLK_FREQUENCY RX_REFCLK_FREQUENCY TX_REFCLK_SOURCE RX_REFCLK_SOURCE TX_DATA_ENCODING RX_DATA_DECODING TX_USER_DATA_WIDTH TX_INT_DATA_WIDTH RX_USER_DATA_WIDTH RX_INT_DATA_WIDTH FREERUN_FREQUENCY LOCATE_COMMON LOCATE_RESET_CONTROLLER LOCATE_TX_USER_CLOCKING LOCATE_RX_USER_CLOCKING}
 proc create_ip {args} {
     global ips problems
     if {[lindex $args [expr {[lsearch $args -name] + 1}]] ne "gtwizard_ultrascale"} { lappend problems "create_ip: not the GT wizard" }

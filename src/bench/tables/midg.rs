@@ -1,6 +1,6 @@
-//! The MIDG2 tables (`bench/midg.json`).
+//! The MIDG2 tables (`bench/midg.json`, `bench/dg.json`).
 
-use super::{f, int, load, rows, table, Sources};
+use super::{f, fixed, int, load, rows, table, Sources};
 use crate::Error;
 
 pub(super) fn convergence(src: &Sources) -> Result<String, Error> {
@@ -28,6 +28,54 @@ pub(super) fn convergence(src: &Sources) -> Result<String, Error> {
             f(&j["end_time"])
         ),
         &["N", "sub-cubes", "elements", "steps", "error (binary64)", "order", "error (binary32)", "order", "binary32 − binary64"],
+        body,
+    ))
+}
+
+pub(super) fn torus(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "dg.json")?;
+    let mut body: Vec<Vec<String>> =
+        rows(&j["loops"]).iter().map(|l| vec![l["part"].as_str().unwrap_or("").into(), format!("`{}`", l["name"].as_str().unwrap_or("")), int(&l["cycles_per_stage"])]).collect();
+    body.push(vec!["exchange".into(), "sync steps (halo refresh)".into(), int(&j["exchange_cycles"])]);
+    let caption = format!(
+        "MIDG2 N = {} (binary32) on `{}` with no host, {} elements, {} step(s): cycles a Runge–Kutta stage on the busiest node at {} MHz; halo a stage {} face-node values, {} B payload ({} B on the wire, {} packets), {} GB/s over the exchange; {} GFLOP/s over the run by MIDG2's FLOP model ({} an element and stage). `weft bench dg` (bench/dg.json); every field equal to the partitioned software model.",
+        j["order"],
+        j["system"].as_str().unwrap_or(""),
+        int(&j["elements"]),
+        j["steps"],
+        j["fabric_mhz"],
+        int(&j["halo_elements_per_stage"]),
+        int(&j["halo_bytes_per_stage"]),
+        int(&j["halo_wire_bytes_per_stage"]),
+        j["halo_packets_per_stage"],
+        fixed(f(&j["exchange_gb_per_s"]), 2),
+        fixed(f(&j["gflops"]), 1),
+        int(&j["flops_per_element_stage"])
+    );
+    Ok(table(&caption, &["part", "loop", "cycles a stage"], body))
+}
+
+pub(super) fn resources(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "dg.json")?;
+    let body = rows(&j["resources"])
+        .iter()
+        .map(|r| {
+            vec![
+                int(&r["order"]),
+                r["matrix"].as_str().unwrap_or("").into(),
+                format!("{} × {}", r["rows"], r["cols"]),
+                int(&r["lanes"]),
+                int(&r["cycles_per_element"]),
+                int(&r["luts"]),
+                int(&r["flip_flops"]),
+                int(&r["dsps"]),
+                int(&r["lut_rams"]),
+            ]
+        })
+        .collect();
+    Ok(table(
+        "MIDG2's element-local dense operators in binary32, per order N and lanes P: cycles an element with nothing waiting (C·max(⌈R/P⌉, adder stages) plus the pipeline's fill) and Yosys `synth_xilinx` resources. `weft bench dg` (bench/dg.json).",
+        &["N", "matrix", "R × C", "lanes", "cycles an element", "LUT", "FF", "DSP", "LUTRAM"],
         body,
     ))
 }

@@ -13,7 +13,7 @@ mod airfoil;
 mod midg;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 19] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 20] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -29,7 +29,8 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 19] = [
     ("airfoil-rms", airfoil::rms),
     ("airfoil-nodes", airfoil::nodes),
     ("airfoil-nodes-projection", airfoil::nodes_projection),
-    ("dg", dg),
+    ("dg", midg::torus),
+    ("dg-resources", midg::resources),
     ("midg-convergence", midg::convergence),
     ("numeric", numeric),
     ("numeric-compare", numeric_compare),
@@ -305,29 +306,6 @@ fn collectives(src: &Sources) -> Result<String, Error> {
         );
         table(&caption, &["collective", "elements per node", "cycles", "µs", "MB/s", "bound", "cycles / bound"], body)
     })
-}
-
-fn dg(src: &Sources) -> Result<String, Error> {
-    let j = load(&src.bench, "dg.json")?;
-    let mut body: Vec<Vec<String>> =
-        rows(&j["loops"]).iter().map(|l| vec![l["part"].as_str().unwrap_or("").into(), format!("`{}`", l["name"].as_str().unwrap_or("")), int(&l["cycles_per_stage"])]).collect();
-    body.push(vec!["exchange".into(), "sync steps (halo refresh)".into(), int(&j["exchange_cycles"])]);
-    let caption = format!(
-        "MIDG2 N = {} (binary32) on `{}` with no host, {} elements, {} step(s): cycles a Runge–Kutta stage on the busiest node at {} MHz; halo a stage {} face-node values, {} B payload ({} B on the wire, {} packets), {} GB/s over the exchange; {} GFLOP/s over the run by MIDG2's FLOP model ({} an element and stage). `weft bench dg` (bench/dg.json); every field equal to the partitioned software model.",
-        j["order"],
-        j["system"].as_str().unwrap_or(""),
-        int(&j["elements"]),
-        j["steps"],
-        j["fabric_mhz"],
-        int(&j["halo_elements_per_stage"]),
-        int(&j["halo_bytes_per_stage"]),
-        int(&j["halo_wire_bytes_per_stage"]),
-        j["halo_packets_per_stage"],
-        fixed(f(&j["exchange_gb_per_s"]), 2),
-        fixed(f(&j["gflops"]), 1),
-        int(&j["flops_per_element_stage"])
-    );
-    Ok(table(&caption, &["part", "loop", "cycles a stage"], body))
 }
 
 fn numeric(src: &Sources) -> Result<String, Error> {
