@@ -13,19 +13,28 @@ const MIDG: &str = include_str!("../../examples/apps/midg.app");
 /// The cavity mode on `refine`³ sub-cubes: the solver model and the application loaded in `T`
 /// with the model's time step.
 fn cavity<T: Element>(refine: usize) -> (Maxwell<T>, Application<T>) {
+    cavity_at(app::ORDER, MIDG, refine)
+}
+
+/// The same at order `n`, the application from `text`.
+fn cavity_at<T: Element>(n: usize, text: &str, refine: usize) -> (Maxwell<T>, Application<T>) {
     let mesh = TetMesh::unit_cube(refine).unwrap();
-    let op = Operators::new(app::ORDER);
+    let op = Operators::new(n);
     let g = Geometry::new(&mesh, &mesh.connect().unwrap(), &op).unwrap();
     let initial = |x: f64, y: f64, z: f64| cavity_mode(x, y, z, 0.0);
     let model = Maxwell::<T>::from_parts(&op, &g, mesh.elements.len(), &initial);
     let data = app::from_parts(&op, &g, mesh.elements.len(), &initial);
-    let mut a = Application::<T>::load_as("examples/apps/midg.app", MIDG, &data).unwrap();
+    let mut a = Application::<T>::load_as("examples/apps/midg.app", text, &data).unwrap();
     a.set_global("dt", &[T::from_f64(model.dt)]).unwrap();
     (model, a)
 }
 
 fn same_as_the_model<T: Element>(refine: usize, steps: usize) {
-    let (mut model, mut a) = cavity::<T>(refine);
+    let (model, a) = cavity::<T>(refine);
+    same_after(model, a, refine, steps);
+}
+
+fn same_after<T: Element>(mut model: Maxwell<T>, mut a: Application<T>, refine: usize, steps: usize) {
     a.run_as(None, Some(steps), &mut |_, _| {}).unwrap();
     for _ in 0..steps {
         model.step();
@@ -53,6 +62,23 @@ fn the_application_is_the_solver_model_bit_for_bit_in_binary32() {
 #[test]
 fn the_application_is_the_solver_model_bit_for_bit_in_binary64() {
     same_as_the_model::<f64>(1, 2);
+}
+
+/// `midg::app::source(n)` writes the file at MIDG2's other orders: at N = 1, 2 and 4 the
+/// application equals the solver model of that order bit for bit after two steps (binary32, 48
+/// elements: at N = 1 one sub-cube's nodes are all on the walls, where the mode is zero); order 5
+/// is refused by name.
+#[test]
+fn the_application_at_orders_1_2_and_4_is_the_solver_model() {
+    for n in [1, 2, 4] {
+        let text = app::source(n).unwrap();
+        let (model, a) = cavity_at::<f32>(n, &text, 2);
+        assert_eq!(model.np, (n + 1) * (n + 2) * (n + 3) / 6);
+        same_after(model, a, 2, 2);
+    }
+    assert_eq!(app::source(3).unwrap(), MIDG, "order 3 is the shipped file");
+    let err = app::source(5).unwrap_err().to_string();
+    assert!(err.contains("order 5") && err.contains("1 ..= 4"), "{err}");
 }
 
 /// The whole program compiled to hardware (dense operators with 4 lanes for Dr, Ds, Dt and LIFT,

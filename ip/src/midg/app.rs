@@ -23,6 +23,39 @@ use crate::Error;
 /// (Np = 20, Nfp = 10).
 pub const ORDER: usize = 3;
 
+/// `examples/apps/midg.app` as shipped.
+pub const SOURCE: &str = include_str!("../../../examples/apps/midg.app");
+
+/// The application's text at order `n` (1 ..= 4, MIDG2's orders): the shipped file with the
+/// sizes that depend on the order — the maps `enodes` (Np entries) and `efnodes` (4·Nfp), the
+/// matrices Dr, Ds, Dt (Np × Np) and LIFT (Np × 4·Nfp) and the header's N, Np, Nfp — written
+/// for `n`. An order outside 1 ..= 4 is an error naming it.
+pub fn source(n: usize) -> Result<String, Error> {
+    if !(1..=4).contains(&n) {
+        return Err(Error::Config(format!("MIDG2 application: order {n} is out of range: allowed 1 ..= 4")));
+    }
+    let (np, nfp) = ((n + 1) * (n + 2) * (n + 3) / 6, (n + 1) * (n + 2) / 2);
+    let (np3, nfp3) = (20, 10);
+    let f = FACES * nfp;
+    let lines = [
+        (format!("at order N = {ORDER} (Np = {np3} nodes an element, Nfp = {nfp3} a face)"), format!("at order N = {n} (Np = {np} nodes an element, Nfp = {nfp} a face)")),
+        (format!("map enodes: elements -> nodes, {np3} "), format!("map enodes: elements -> nodes, {np} ")),
+        (format!("map efnodes: elements -> fnodes, {} ", FACES * nfp3), format!("map efnodes: elements -> fnodes, {f} ")),
+        (format!("matrix Dr: {np3} x {np3} "), format!("matrix Dr: {np} x {np} ")),
+        (format!("matrix Ds: {np3} x {np3} "), format!("matrix Ds: {np} x {np} ")),
+        (format!("matrix Dt: {np3} x {np3} "), format!("matrix Dt: {np} x {np} ")),
+        (format!("matrix LIFT: {np3} x {} ", FACES * nfp3), format!("matrix LIFT: {np} x {f} ")),
+    ];
+    let mut text = SOURCE.to_string();
+    for (from, to) in lines {
+        if text.matches(&from).count() != 1 {
+            return Err(Error::Config(format!("examples/apps/midg.app: expected one `{}`", from.trim())));
+        }
+        text = text.replacen(&from, &to, 1);
+    }
+    Ok(text)
+}
+
 /// The mesh data of `mesh` at order `n` with the fields set to `initial` at the nodes, and
 /// MIDG2's time step for it (0.5 · min over faces of 1/Fscale / (N+1)²).
 pub fn mesh_data(mesh: &TetMesh, n: usize, initial: &dyn Fn(f64, f64, f64) -> [f64; 6]) -> Result<(MeshData, f64), Error> {
