@@ -154,9 +154,10 @@ pub enum Bench {
     /// surface, update and exchange, halo bytes, GFLOP/s, beside seed 000's figures, checked bit
     /// for bit against the partitioned model; prints a table, writes dg.json
     Dg {
-        /// Sub-cubes per side of the unit cube (six tetrahedra each; 2..=4)
-        #[arg(long, default_value_t = 2)]
-        cubes: usize,
+        /// Sub-cubes per side of each mesh (comma-separated; six tetrahedra each; 2..=4; 2,3 when
+        /// not given)
+        #[arg(long, value_delimiter = ',')]
+        cubes: Vec<usize>,
         /// Time steps (five Runge-Kutta stages, a halo refresh each)
         #[arg(long, default_value_t = 1)]
         steps: usize,
@@ -205,7 +206,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Airfoil { nodes, out }), _) if nodes.is_empty() => crate::bench::commands::airfoil(&out),
         (Some(Bench::Airfoil { nodes, out }), _) => crate::bench::commands::airfoil_nodes(&nodes, &out),
         (Some(Bench::Midg { orders, out }), _) => crate::bench::commands::midg(&orders, &out),
-        (Some(Bench::Dg { cubes, steps, ber, out }), _) => crate::bench::commands::dg(cubes, steps, ber, &out),
+        (Some(Bench::Dg { cubes, steps, ber, out }), _) => crate::bench::commands::dg(&cubes, steps, ber, &out),
         (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
     }
 }

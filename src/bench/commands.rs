@@ -164,20 +164,25 @@ pub fn midg(orders: &[usize], out: &Path) -> Result<(), Error> {
     write_json(&out.join("midg.json"), &report)
 }
 
-/// `weft bench dg`: MIDG2 on the shipped `torus_2x2x2` on `cubes`³ sub-cubes for `steps` time
-/// steps at bit error rate `ber`; writes `dg.json` into `out`.
-pub fn dg(cubes: usize, steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
+/// `weft bench dg`: MIDG2 on the shipped `torus_2x2x2`, one run per mesh of `cubes`³ sub-cubes
+/// (2 and 3 when empty) for `steps` time steps at bit error rate `ber`, then the dense
+/// operators' resources; writes `dg.json` into `out`.
+pub fn dg(cubes: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
     let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or_else(|| Error::Input("no shipped torus_2x2x2".into()))?;
-    let options = crate::bench::dg::Options { cubes, steps, bit_error_rate: ber };
     let work = std::env::temp_dir().join(format!("weft-bench-dg-{}", std::process::id()));
-    let report = crate::bench::dg::run(&system, &options, &work.join("torus"), &mut |line| eprintln!("{line}")).and_then(|mut r| {
-        r.resources = crate::bench::dg_resources::run(&work.join("dense"), &mut |line| eprintln!("{line}"))?;
-        Ok(r)
-    });
+    let bench = (|| {
+        let mut runs = vec![];
+        for &c in if cubes.is_empty() { &crate::bench::dg::CUBES[..] } else { cubes } {
+            let options = crate::bench::dg::Options { cubes: c, steps, bit_error_rate: ber };
+            runs.push(crate::bench::dg::run(&system, &options, &work.join(format!("torus{c}")), &mut |line| eprintln!("{line}"))?);
+        }
+        let resources = crate::bench::dg_resources::run(&work.join("dense"), &mut |line| eprintln!("{line}"))?;
+        Ok::<_, Error>(crate::bench::dg::Bench { runs, resources })
+    })();
     let _ = std::fs::remove_dir_all(&work);
-    let report = report?;
-    print!("{}", crate::bench::dg::table(&report));
-    write_json(&out.join("dg.json"), &report)
+    let bench = bench?;
+    print!("{}", crate::bench::dg::table(&bench));
+    write_json(&out.join("dg.json"), &bench)
 }
 
 /// `weft bench link`: writes `link.json` and `link_goodput.svg` into `out`.

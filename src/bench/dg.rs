@@ -7,8 +7,10 @@
 //! - **Cycles per stage**, the busiest node, from its program's outputs (`<loop>_runs`, `sync`):
 //!   volume (`derivatives`, `curl`), surface (`flux`, `lift`), update (`update`), each loop's
 //!   interval counted from the end of what ran before it (so the sequencer's steps before it are
-//!   in it); exchange: the sync steps, where the halo engines swap the face halos. The program,
-//!   its engine and the fabric run on one clock here (the fabric's).
+//!   in it); exchange: each visit of a sync step, where the halo engines swap the face halos,
+//!   from the last node's arrival to the last node's departure (a node that arrives earlier waits
+//!   for its neighbours: `sync_cycles` includes that). The program, its engine and the fabric run
+//!   on one clock here (the fabric's).
 //! - **Halo**: the elements (six binary32 fields of one face node) all nodes receive per stage,
 //!   their payload (24 bytes each) and their bytes on the wire (two 16-byte beats each, plus a
 //!   header a packet); exchange bandwidth is the payload over the busiest node's exchange time.
@@ -39,6 +41,8 @@ use crate::Error;
 pub const MIDG: &str = include_str!("../../examples/apps/midg.app");
 /// Runge–Kutta stages a time step.
 pub const STAGES: usize = 5;
+/// The meshes `weft bench dg` runs by default (sub-cubes per side).
+pub const CUBES: [usize; 2] = [2, 3];
 /// Bytes of one halo element's payload: six binary32 fields.
 pub const ELEMENT_BYTES: usize = 24;
 
@@ -130,8 +134,11 @@ pub struct Report {
     pub surface_cycles: f64,
     /// See `volume_cycles`.
     pub update_cycles: f64,
-    /// See `volume_cycles`: the sync steps (halo refreshes).
+    /// The sync steps (halo refreshes), each from the last node's arrival to the last node's
+    /// departure.
     pub exchange_cycles: f64,
+    /// The longest time a node spent at sync steps a stage, waiting for its neighbours included.
+    pub sync_cycles: f64,
     /// Halo elements all nodes receive a stage.
     pub halo_elements_per_stage: usize,
     /// Their payload, bytes.
@@ -148,6 +155,13 @@ pub struct Report {
     pub gflops: f64,
     /// [`thesis()`].
     pub thesis: Vec<Thesis>,
+}
+
+/// `bench/dg.json`: one run per mesh and the dense operators' resources.
+#[derive(Clone, Debug, Serialize)]
+pub struct Bench {
+    /// The runs, one per mesh.
+    pub runs: Vec<Report>,
     /// The dense operators' resources per order and lanes ([`super::dg_resources`]).
     pub resources: Vec<super::dg_resources::Resource>,
 }
@@ -224,7 +238,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let runs = (STAGES * options.steps) as f64;
     // Per node: cycles in each loop and in sync steps over the run.
     let mut per_loop: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut volume, mut surface, mut update, mut exchange) = (0u64, 0u64, 0u64, 0u64);
+    let (mut volume, mut surface, mut update, mut waiting) = (0u64, 0u64, 0u64, 0u64);
     for timeline in &run.timeline {
         let mut mine: BTreeMap<String, u64> = BTreeMap::new();
         let mut sync = 0;
@@ -238,12 +252,18 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         volume = volume.max(sum("volume"));
         surface = surface.max(sum("surface"));
         update = update.max(sum("update"));
-        exchange = exchange.max(sync);
+        waiting = waiting.max(sync);
         for (name, c) in mine {
             let e = per_loop.entry(name).or_default();
             *e = (*e).max(c);
         }
     }
+    // The exchange proper: each visit of a sync step from the last node's arrival to the last
+    // node's departure (a node that arrives earlier waits for its neighbours' tokens, which is
+    // load imbalance, not communication).
+    let visits: Vec<Vec<(u64, u64)>> = run.timeline.iter().map(|t| t.iter().filter(|i| matches!(i.what, Phase::Sync(_))).map(|i| (i.from, i.to)).collect()).collect();
+    let count = visits.iter().map(Vec::len).min().unwrap_or(0);
+    let exchange: u64 = (0..count).map(|v| visits.iter().map(|x| x[v].1).max().unwrap_or(0) - visits.iter().map(|x| x[v].0).max().unwrap_or(0)).sum();
     let loops: Vec<Loop> = nodes[0].compiled.loops.iter().map(|name| Loop { name: name.clone(), part: part(name), cycles_per_stage: per_loop.get(name).copied().unwrap_or(0) as f64 / runs }).collect();
     let received: u64 = run.received.iter().sum();
     let halo_elements_per_stage = (received as f64 / runs).round() as usize;
@@ -272,6 +292,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         surface_cycles: surface as f64 / runs,
         update_cycles: update as f64 / runs,
         exchange_cycles: exchange_per_stage,
+        sync_cycles: waiting as f64 / runs,
         halo_elements_per_stage,
         halo_bytes_per_stage: halo_elements_per_stage * ELEMENT_BYTES,
         halo_wire_bytes_per_stage,
@@ -280,34 +301,36 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         flops_per_element_stage: flops,
         gflops: (mesh.elements.len() * flops) as f64 * runs / seconds / 1e9,
         thesis: thesis(),
-        resources: vec![],
     };
     progress(&format!("{} cycles, {} bits flipped, every field equal to the partitioned model", run.cycles, report.flipped_bits));
     Ok(report)
 }
 
-/// The report as the tables `weft bench dg` prints.
-pub fn table(r: &Report) -> String {
-    let mut t = format!(
-        "MIDG2 N = {} (binary32) on {} with no host: {} elements ({:?} a node), {} step(s), fabric {} MHz, bit error rate {:e} ({} bits flipped); every field equal to the partitioned model\n",
-        r.order, r.system, r.elements, r.elements_per_node, r.steps, r.fabric_mhz, r.bit_error_rate, r.flipped_bits
-    );
-    t.push_str("| part | loop | cycles a stage (busiest node) |\n| --- | --- | ---: |\n");
-    for l in &r.loops {
-        t.push_str(&format!("| {} | {} | {:.0} |\n", l.part, l.name, l.cycles_per_stage));
+/// The runs and resources as the tables `weft bench dg` prints.
+pub fn table(b: &Bench) -> String {
+    let mut t = String::new();
+    for r in &b.runs {
+        t.push_str(&format!(
+            "MIDG2 N = {} (binary32) on {} with no host: {} elements ({:?} a node), {} step(s), fabric {} MHz, bit error rate {:e} ({} bits flipped); every field equal to the partitioned model\n",
+            r.order, r.system, r.elements, r.elements_per_node, r.steps, r.fabric_mhz, r.bit_error_rate, r.flipped_bits
+        ));
+        t.push_str("| part | loop | cycles a stage (busiest node) |\n| --- | --- | ---: |\n");
+        for l in &r.loops {
+            t.push_str(&format!("| {} | {} | {:.0} |\n", l.part, l.name, l.cycles_per_stage));
+        }
+        t.push_str(&format!(
+            "\nA stage: volume {:.0}, surface {:.0}, update {:.0}, exchange {:.0} cycles. Halo a stage: {} elements, {} B payload, {} B on the wire in {} packets, {:.2} GB/s. {} FLOP an element and stage: {:.3} GFLOP/s over the run.\n\n",
+            r.volume_cycles, r.surface_cycles, r.update_cycles, r.exchange_cycles, r.halo_elements_per_stage, r.halo_bytes_per_stage, r.halo_wire_bytes_per_stage, r.halo_packets_per_stage, r.exchange_gb_per_s, r.flops_per_element_stage, r.gflops
+        ));
     }
-    t.push_str(&format!(
-        "\nA stage: volume {:.0}, surface {:.0}, update {:.0}, exchange {:.0} cycles. Halo a stage: {} elements, {} B payload, {} B on the wire in {} packets, {:.2} GB/s. {} FLOP an element and stage: {:.3} GFLOP/s over the run.\n",
-        r.volume_cycles, r.surface_cycles, r.update_cycles, r.exchange_cycles, r.halo_elements_per_stage, r.halo_bytes_per_stage, r.halo_wire_bytes_per_stage, r.halo_packets_per_stage, r.exchange_gb_per_s, r.flops_per_element_stage, r.gflops
-    ));
-    if !r.resources.is_empty() {
-        t.push_str("\nDense operators (binary32, Yosys synth_xilinx):\n| N | matrix | R × C | lanes | cycles an element | LUT | FF | DSP |\n| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
-        for x in &r.resources {
+    if !b.resources.is_empty() {
+        t.push_str("Dense operators (binary32, Yosys synth_xilinx):\n| N | matrix | R × C | lanes | cycles an element | LUT | FF | DSP |\n| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+        for x in &b.resources {
             t.push_str(&format!("| {} | {} | {} × {} | {} | {} | {} | {} | {} |\n", x.order, x.matrix, x.rows, x.cols, x.lanes, x.cycles_per_element, x.luts, x.flip_flops, x.dsps));
         }
     }
     t.push_str("\nSeed 000:\n| figure | value | where |\n| --- | ---: | --- |\n");
-    for f in &r.thesis {
+    for f in &thesis() {
         t.push_str(&format!("| {} | {} {} | {} |\n", f.what, f.value, f.unit, f.source));
     }
     t

@@ -13,7 +13,7 @@ mod airfoil;
 mod midg;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 20] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 21] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -30,6 +30,7 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 20] = [
     ("airfoil-nodes", airfoil::nodes),
     ("airfoil-nodes-projection", airfoil::nodes_projection),
     ("dg", midg::torus),
+    ("dg-meshes", midg::meshes),
     ("dg-resources", midg::resources),
     ("midg-convergence", midg::convergence),
     ("numeric", numeric),
