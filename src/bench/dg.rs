@@ -37,8 +37,6 @@ use weft_sim::network::app_nodes::{app_nodes, run_app_nodes, Phase};
 use crate::system::SystemConfig;
 use crate::Error;
 
-/// The application.
-pub const MIDG: &str = include_str!("../../examples/apps/midg.app");
 /// Runge–Kutta stages a time step.
 pub const STAGES: usize = 5;
 /// The meshes `weft bench dg` runs by default (sub-cubes per side).
@@ -196,7 +194,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let mesh = TetMesh::unit_cube(options.cubes)?;
     let (data, dt) = app::mesh_data(&mesh, app::ORDER, &|x, y, z| cavity_mode(x, y, z, 0.0))?;
     let load = |m: &MeshData| -> Result<Application<f32>, weft_ip::Error> {
-        let mut a = Application::<f32>::load("examples/apps/midg.app", MIDG, m)?;
+        let mut a = Application::<f32>::load("examples/apps/midg.app", app::SOURCE, m)?;
         a.set_global("dt", &[dt as f32])?;
         Ok(a)
     };
