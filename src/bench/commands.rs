@@ -177,7 +177,7 @@ pub fn dg(cubes: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Err
             runs.push(crate::bench::dg::run(&system, &options, &work.join(format!("torus{c}")), &mut |line| eprintln!("{line}"))?);
         }
         let resources = crate::bench::dg_resources::run(&work.join("dense"), &mut |line| eprintln!("{line}"))?;
-        Ok::<_, Error>(crate::bench::dg::Bench { runs, resources })
+        Ok::<_, Error>(crate::bench::dg::Bench { runs, resources, thesis: crate::bench::dg::thesis() })
     })();
     let _ = std::fs::remove_dir_all(&work);
     let bench = bench?;

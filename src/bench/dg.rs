@@ -27,6 +27,7 @@ use weft_ip::app::partition::halo::Halo;
 use weft_ip::app::partition::run::{run_in, InMemory};
 use weft_ip::app::partition::{partition, Method};
 use weft_ip::app::{Application, MeshData};
+use weft_ip::midg::nodes::{count as node_count, face_count};
 use weft_ip::midg::solver::{cavity_mode, flops_per_element_stage};
 use weft_ip::midg::{app, TetMesh};
 use weft_ip::system::allreduce::{Collective, ElementType, ReduceOp};
@@ -151,17 +152,17 @@ pub struct Report {
     pub flops_per_element_stage: usize,
     /// FLOPs of the run over its time at the fabric clock, GFLOP/s.
     pub gflops: f64,
-    /// [`thesis()`].
-    pub thesis: Vec<Thesis>,
 }
 
-/// `bench/dg.json`: one run per mesh and the dense operators' resources.
+/// `bench/dg.json`: one run per mesh, the dense operators' resources and the thesis's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct Bench {
     /// The runs, one per mesh.
     pub runs: Vec<Report>,
     /// The dense operators' resources per order and lanes ([`super::dg_resources`]).
     pub resources: Vec<super::dg_resources::Resource>,
+    /// [`thesis()`].
+    pub thesis: Vec<Thesis>,
 }
 
 fn part(name: &str) -> &'static str {
@@ -270,7 +271,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let wire_per_element = (8 * ELEMENT_BYTES).div_ceil(rc.width) * beat_bytes;
     let halo_wire_bytes_per_stage = halo_elements_per_stage * wire_per_element + halo_packets_per_stage * beat_bytes;
     let exchange_per_stage = exchange as f64 / runs;
-    let flops = flops_per_element_stage(20, 10);
+    let flops = flops_per_element_stage(node_count(app::ORDER), face_count(app::ORDER));
     let elements_per_node: Vec<usize> = (0..rc.nodes()).map(|q| p.owner[elements.index()].iter().filter(|&&o| o as usize == q).count()).collect();
     let seconds = run.cycles as f64 / (system.fabric_mhz * 1e6);
     let report = Report {
@@ -298,7 +299,6 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         exchange_gb_per_s: (halo_elements_per_stage * ELEMENT_BYTES) as f64 / (exchange_per_stage / system.fabric_mhz * 1e3),
         flops_per_element_stage: flops,
         gflops: (mesh.elements.len() * flops) as f64 * runs / seconds / 1e9,
-        thesis: thesis(),
     };
     progress(&format!("{} cycles, {} bits flipped, every field equal to the partitioned model", run.cycles, report.flipped_bits));
     Ok(report)
@@ -328,7 +328,7 @@ pub fn table(b: &Bench) -> String {
         }
     }
     t.push_str("\nSeed 000:\n| figure | value | where |\n| --- | ---: | --- |\n");
-    for f in &thesis() {
+    for f in &b.thesis {
         t.push_str(&format!("| {} | {} {} | {} |\n", f.what, f.value, f.unit, f.source));
     }
     t

@@ -15,6 +15,7 @@
 
 use super::geometry::Geometry;
 use super::mesh::TetMesh;
+use super::nodes::{count, face_count};
 use super::operators::{Operators, FACES};
 use crate::app::MeshData;
 use crate::Error;
@@ -34,8 +35,8 @@ pub fn source(n: usize) -> Result<String, Error> {
     if !(1..=4).contains(&n) {
         return Err(Error::Config(format!("MIDG2 application: order {n} is out of range: allowed 1 ..= 4")));
     }
-    let (np, nfp) = ((n + 1) * (n + 2) * (n + 3) / 6, (n + 1) * (n + 2) / 2);
-    let (np3, nfp3) = (20, 10);
+    let (np, nfp) = (count(n), face_count(n));
+    let (np3, nfp3) = (count(ORDER), face_count(ORDER));
     let f = FACES * nfp;
     let lines = [
         (format!("at order N = {ORDER} (Np = {np3} nodes an element, Nfp = {nfp3} a face)"), format!("at order N = {n} (Np = {np} nodes an element, Nfp = {nfp} a face)")),
