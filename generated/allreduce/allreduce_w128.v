@@ -550,51 +550,44 @@ endmodule
 // Submodules of allreduce_w128, prefixed with its name so any set of weft files can be read together.
 // verilator lint_off DECLFILENAME
 
-module allreduce_w128_allreduce_f32_x4(
+module allreduce_w128_fp32_add_s6(
     clk,
     rst,
-    s_axis_tvalid,
-    s_axis_tlast,
-    s_axis_tdata,
-    s_axis_tready,
-    m_axis_tready,
-    m_axis_tdata,
-    m_axis_tvalid,
-    m_axis_tlast
+    ce,
+    a,
+    b,
+    y
 );
+    /*verilator no_inline_module*/
     // clocks and resets
     input wire clk;
-    input wire rst;
-    // input streams
-    input wire s_axis_tvalid;
-    input wire s_axis_tlast;
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [511:0] s_axis_tdata;
+    input wire rst;
     /* verilator lint_on UNUSEDSIGNAL */
-    output wire s_axis_tready;
-    // output streams
-    input wire m_axis_tready;
-    output wire [511:0] m_axis_tdata;
-    output wire m_axis_tvalid;
-    output wire m_axis_tlast;
+    // inputs
+    input wire ce;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] a;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] b;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire [31:0] y;
 
 // verilator lint_off UNUSEDSIGNAL
-wire [31:0] p0;
-wire [31:0] p1;
-wire [31:0] p2;
-wire [31:0] p3;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0;
-wire s_axis_tdata_is255;
-wire s_axis_tdata_is0_2;
+wire a_is0;
+wire a_is255;
+wire a_is0_2;
 wire a_sign;
 wire a_inf;
 wire a_nan;
 wire [23:0] a_sig;
 wire [7:0] a_exp;
-wire s_axis_tdata_is0_3;
-wire s_axis_tdata_is255_2;
-wire s_axis_tdata_is0_4;
+wire b_is0;
+wire b_is255;
+wire b_is0_2;
 wire b_sign;
 wire b_inf;
 wire b_nan;
@@ -843,2497 +836,31 @@ reg nan_d4;
 reg nan_d5;
 reg nan_d6;
 wire [31:0] result;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0;
-wire result_is255;
-wire result_is0_2;
-wire a_sign_2;
-wire a_inf_2;
-wire a_nan_2;
-wire [23:0] a_sig_2;
-wire [7:0] a_exp_2;
-reg [31:0] s_axis_tdata_q;
-reg [31:0] s_axis_tdata_q_2;
-reg [31:0] s_axis_tdata_q_3;
-reg [31:0] s_axis_tdata_q_4;
-reg [31:0] s_axis_tdata_q_5;
-reg [31:0] s_axis_tdata_q_6;
-wire for_b_exp_is0;
-wire for_b_inf_is255;
-wire for_b_inf_is0;
-wire b_sign_2;
-wire b_inf_2;
-wire b_nan_2;
-wire [23:0] b_sig_2;
-wire [7:0] b_exp_2;
-wire opposite_2;
-wire nan_2;
-wire inf_2;
-wire inf_sign_2;
-wire zero_sign_2;
-wire swap_2;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_2;
-reg b_sign_d1_2;
-reg a_sign_d1_2;
-wire big_sign_2;
-reg [7:0] b_exp_d1_2;
-reg [7:0] a_exp_d1_2;
-wire [7:0] big_exp_2;
-wire [7:0] small_exp_2;
-wire [7:0] distance_2;
-reg [23:0] b_sig_d1_2;
-reg [23:0] a_sig_d1_2;
-wire [23:0] big_sig_2;
-wire [23:0] small_sig_2;
-wire [4:0] amount_2;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_3;
-wire [5:0] amount_cat_3;
-wire small_sig_not_5;
-wire small_sig_not_6;
-wire small_sig_sel_31;
-wire [40:0] small_sig_cat_4;
-wire small_sig_not_7;
-wire small_sig_not_8;
-wire for_align_sticky_sel_3;
-wire small_sig_sel_32;
-wire small_sig_sel_33;
-wire small_sig_sel_34;
-wire small_sig_sel_35;
-wire small_sig_sel_36;
-wire small_sig_sel_37;
-wire small_sig_sel_38;
-wire small_sig_sel_39;
-wire small_sig_sel_40;
-wire small_sig_sel_41;
-wire small_sig_sel_42;
-wire small_sig_sel_43;
-wire small_sig_sel_44;
-wire small_sig_sel_45;
-wire small_sig_sel_46;
-wire small_sig_sel_47;
-wire small_sig_sel_48;
-wire small_sig_sel_49;
-wire small_sig_sel_50;
-wire small_sig_sel_51;
-wire small_sig_sel_52;
-wire small_sig_sel_53;
-wire small_sig_sel_54;
-wire small_sig_sel_55;
-wire small_sig_sel_56;
-wire small_sig_sel_57;
-wire small_sig_sel_58;
-wire small_sig_sel_59;
-wire small_sig_sel_60;
-wire [28:0] for_shifted_cat_2;
-wire for_align_sticky_not_3;
-wire for_align_sticky_not_4;
-wire for_align_sticky_sel_4;
-wire sel_39;
-wire sel_40;
-wire sel_41;
-wire sel_42;
-wire sel_43;
-wire sel_44;
-wire sel_45;
-wire sel_46;
-wire sel_47;
-wire sel_48;
-wire sel_49;
-wire sel_50;
-wire sel_51;
-wire sel_52;
-wire sel_53;
-wire sel_54;
-wire sel_55;
-wire sel_56;
-wire for_shifted_sel_9;
-wire for_shifted_sel_10;
-wire for_shifted_sel_11;
-wire for_shifted_sel_12;
-wire for_shifted_sel_13;
-wire for_shifted_sel_14;
-wire for_shifted_sel_15;
-wire for_shifted_sel_16;
-wire [25:0] shifted_2;
-wire [2:0] amount_cat_4;
-wire align_sticky_2;
-wire [27:0] big_padded_2;
-wire [27:0] aligned_2;
-wire [8:0] field_base_2;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_2;
-reg opposite_d2_2;
-reg [27:0] big_padded_d1_2;
-reg [27:0] aligned_d1_2;
-wire [28:0] big_padded_d1_plus_2;
-wire [27:0] sum_2;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_2;
-wire exact_zero_2;
-wire [31:0] sum_d1_cat_6;
-wire sum_d1_is0_9;
-wire sum_d1_is0_10;
-wire sum_d1_is0_11;
-wire sum_d1_is0_12;
-wire sum_d1_is0_13;
-wire sum_d1_is0_14;
-wire sum_d1_is0_15;
-wire sum_d1_is0_16;
-wire sum_d1_and_8;
-wire [1:0] sum_d1_sel_9;
-wire [1:0] sum_d1_sel_10;
-wire sum_d1_and_9;
-wire [1:0] sum_d1_sel_11;
-wire [1:0] sum_d1_sel_12;
-wire sum_d1_and_10;
-wire [1:0] sum_d1_sel_13;
-wire [1:0] sum_d1_sel_14;
-wire sum_d1_and_11;
-wire [1:0] sum_d1_sel_15;
-wire [1:0] sum_d1_sel_16;
-wire sum_d1_and_12;
-wire sum_d1_and_13;
-wire sum_d1_and_14;
-wire [3:0] sum_d1_cat_7;
-wire [3:0] sum_d1_cat_8;
-wire [3:0] sum_d1_cat_9;
-wire [3:0] sum_d1_cat_10;
-wire [4:0] lz_2;
-reg [7:0] big_exp_d1_2;
-reg [7:0] big_exp_d2_2;
-wire [4:0] left_2;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_2;
-wire [5:0] left_d1_cat_2;
-reg [27:0] sum_d2_2;
-wire [27:0] sum_d2_cat_3;
-wire sum_d2_sel_21;
-wire sum_d2_sel_22;
-wire sum_d2_sel_23;
-wire sum_d2_sel_24;
-wire sum_d2_sel_25;
-wire sum_d2_sel_26;
-wire sum_d2_sel_27;
-wire sum_d2_sel_28;
-wire sum_d2_sel_29;
-wire sum_d2_sel_30;
-wire sum_d2_sel_31;
-wire sum_d2_sel_32;
-wire sum_d2_sel_33;
-wire sum_d2_sel_34;
-wire sum_d2_sel_35;
-wire sum_d2_sel_36;
-wire sum_d2_sel_37;
-wire sum_d2_sel_38;
-wire sum_d2_sel_39;
-wire sum_d2_sel_40;
-wire [27:0] sum_d2_cat_4;
-wire sel_57;
-wire sel_58;
-wire sel_59;
-wire sel_60;
-wire sel_61;
-wire sel_62;
-wire sel_63;
-wire sel_64;
-wire sel_65;
-wire sel_66;
-wire sel_67;
-wire sel_68;
-wire sel_69;
-wire sel_70;
-wire sel_71;
-wire sel_72;
-wire sel_73;
-wire sel_74;
-wire sel_75;
-wire sel_76;
-wire for_normalized_sel_7;
-wire for_normalized_sel_8;
-wire for_normalized_sel_9;
-wire for_normalized_sel_10;
-wire for_normalized_sel_11;
-wire for_normalized_sel_12;
-wire [27:0] normalized_2;
-reg [8:0] field_base_d1_2;
-reg [8:0] field_base_d2_2;
-reg [8:0] field_base_d3_2;
-wire [8:0] field_2;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_2;
-wire [22:0] kept_2;
-wire guard_2;
-wire sticky_2;
-wire increment_2;
-reg [8:0] field_d1_2;
-wire [31:0] packed_3;
-wire overflow_before_2;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_2;
-reg [31:0] packed_d1_2;
-wire [31:0] rounded_2;
-reg overflow_before_d1_2;
-wire overflow_2;
-reg inf_d1_2;
-reg inf_d2_2;
-reg inf_d3_2;
-reg inf_d4_2;
-reg inf_d5_2;
-reg inf_d6_2;
-reg inf_sign_d1_2;
-reg inf_sign_d2_2;
-reg inf_sign_d3_2;
-reg inf_sign_d4_2;
-reg inf_sign_d5_2;
-reg inf_sign_d6_2;
-reg big_sign_d1_2;
-reg big_sign_d2_2;
-reg big_sign_d3_2;
-reg big_sign_d4_2;
-reg big_sign_d5_2;
-reg zero_sign_d1_2;
-reg zero_sign_d2_2;
-reg zero_sign_d3_2;
-reg zero_sign_d4_2;
-reg zero_sign_d5_2;
-reg zero_sign_d6_2;
-reg exact_zero_d1_2;
-reg exact_zero_d2_2;
-reg exact_zero_d3_2;
-reg nan_d1_2;
-reg nan_d2_2;
-reg nan_d3_2;
-reg nan_d4_2;
-reg nan_d5_2;
-reg nan_d6_2;
-wire [31:0] s0;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0_5;
-wire s_axis_tdata_is255_3;
-wire s_axis_tdata_is0_6;
-wire a_sign_3;
-wire a_inf_3;
-wire a_nan_3;
-wire [23:0] a_sig_3;
-wire [7:0] a_exp_3;
-wire s_axis_tdata_is0_7;
-wire s_axis_tdata_is255_4;
-wire s_axis_tdata_is0_8;
-wire b_sign_3;
-wire b_inf_3;
-wire b_nan_3;
-wire [23:0] b_sig_3;
-wire [7:0] b_exp_3;
-wire opposite_3;
-wire nan_3;
-wire inf_3;
-wire inf_sign_3;
-wire zero_sign_3;
-wire swap_3;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_3;
-reg b_sign_d1_3;
-reg a_sign_d1_3;
-wire big_sign_3;
-reg [7:0] b_exp_d1_3;
-reg [7:0] a_exp_d1_3;
-wire [7:0] big_exp_3;
-wire [7:0] small_exp_3;
-wire [7:0] distance_3;
-reg [23:0] b_sig_d1_3;
-reg [23:0] a_sig_d1_3;
-wire [23:0] big_sig_3;
-wire [23:0] small_sig_3;
-wire [4:0] amount_3;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_5;
-wire [5:0] amount_cat_5;
-wire small_sig_not_9;
-wire small_sig_not_10;
-wire small_sig_sel_61;
-wire [40:0] small_sig_cat_6;
-wire small_sig_not_11;
-wire small_sig_not_12;
-wire for_align_sticky_sel_5;
-wire small_sig_sel_62;
-wire small_sig_sel_63;
-wire small_sig_sel_64;
-wire small_sig_sel_65;
-wire small_sig_sel_66;
-wire small_sig_sel_67;
-wire small_sig_sel_68;
-wire small_sig_sel_69;
-wire small_sig_sel_70;
-wire small_sig_sel_71;
-wire small_sig_sel_72;
-wire small_sig_sel_73;
-wire small_sig_sel_74;
-wire small_sig_sel_75;
-wire small_sig_sel_76;
-wire small_sig_sel_77;
-wire small_sig_sel_78;
-wire small_sig_sel_79;
-wire small_sig_sel_80;
-wire small_sig_sel_81;
-wire small_sig_sel_82;
-wire small_sig_sel_83;
-wire small_sig_sel_84;
-wire small_sig_sel_85;
-wire small_sig_sel_86;
-wire small_sig_sel_87;
-wire small_sig_sel_88;
-wire small_sig_sel_89;
-wire small_sig_sel_90;
-wire [28:0] for_shifted_cat_3;
-wire for_align_sticky_not_5;
-wire for_align_sticky_not_6;
-wire for_align_sticky_sel_6;
-wire sel_77;
-wire sel_78;
-wire sel_79;
-wire sel_80;
-wire sel_81;
-wire sel_82;
-wire sel_83;
-wire sel_84;
-wire sel_85;
-wire sel_86;
-wire sel_87;
-wire sel_88;
-wire sel_89;
-wire sel_90;
-wire sel_91;
-wire sel_92;
-wire sel_93;
-wire sel_94;
-wire for_shifted_sel_17;
-wire for_shifted_sel_18;
-wire for_shifted_sel_19;
-wire for_shifted_sel_20;
-wire for_shifted_sel_21;
-wire for_shifted_sel_22;
-wire for_shifted_sel_23;
-wire for_shifted_sel_24;
-wire [25:0] shifted_3;
-wire [2:0] amount_cat_6;
-wire align_sticky_3;
-wire [27:0] big_padded_3;
-wire [27:0] aligned_3;
-wire [8:0] field_base_3;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_3;
-reg opposite_d2_3;
-reg [27:0] big_padded_d1_3;
-reg [27:0] aligned_d1_3;
-wire [28:0] big_padded_d1_plus_3;
-wire [27:0] sum_3;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_3;
-wire exact_zero_3;
-wire [31:0] sum_d1_cat_11;
-wire sum_d1_is0_17;
-wire sum_d1_is0_18;
-wire sum_d1_is0_19;
-wire sum_d1_is0_20;
-wire sum_d1_is0_21;
-wire sum_d1_is0_22;
-wire sum_d1_is0_23;
-wire sum_d1_is0_24;
-wire sum_d1_and_15;
-wire [1:0] sum_d1_sel_17;
-wire [1:0] sum_d1_sel_18;
-wire sum_d1_and_16;
-wire [1:0] sum_d1_sel_19;
-wire [1:0] sum_d1_sel_20;
-wire sum_d1_and_17;
-wire [1:0] sum_d1_sel_21;
-wire [1:0] sum_d1_sel_22;
-wire sum_d1_and_18;
-wire [1:0] sum_d1_sel_23;
-wire [1:0] sum_d1_sel_24;
-wire sum_d1_and_19;
-wire sum_d1_and_20;
-wire sum_d1_and_21;
-wire [3:0] sum_d1_cat_12;
-wire [3:0] sum_d1_cat_13;
-wire [3:0] sum_d1_cat_14;
-wire [3:0] sum_d1_cat_15;
-wire [4:0] lz_3;
-reg [7:0] big_exp_d1_3;
-reg [7:0] big_exp_d2_3;
-wire [4:0] left_3;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_3;
-wire [5:0] left_d1_cat_3;
-reg [27:0] sum_d2_3;
-wire [27:0] sum_d2_cat_5;
-wire sum_d2_sel_41;
-wire sum_d2_sel_42;
-wire sum_d2_sel_43;
-wire sum_d2_sel_44;
-wire sum_d2_sel_45;
-wire sum_d2_sel_46;
-wire sum_d2_sel_47;
-wire sum_d2_sel_48;
-wire sum_d2_sel_49;
-wire sum_d2_sel_50;
-wire sum_d2_sel_51;
-wire sum_d2_sel_52;
-wire sum_d2_sel_53;
-wire sum_d2_sel_54;
-wire sum_d2_sel_55;
-wire sum_d2_sel_56;
-wire sum_d2_sel_57;
-wire sum_d2_sel_58;
-wire sum_d2_sel_59;
-wire sum_d2_sel_60;
-wire [27:0] sum_d2_cat_6;
-wire sel_95;
-wire sel_96;
-wire sel_97;
-wire sel_98;
-wire sel_99;
-wire sel_100;
-wire sel_101;
-wire sel_102;
-wire sel_103;
-wire sel_104;
-wire sel_105;
-wire sel_106;
-wire sel_107;
-wire sel_108;
-wire sel_109;
-wire sel_110;
-wire sel_111;
-wire sel_112;
-wire sel_113;
-wire sel_114;
-wire for_normalized_sel_13;
-wire for_normalized_sel_14;
-wire for_normalized_sel_15;
-wire for_normalized_sel_16;
-wire for_normalized_sel_17;
-wire for_normalized_sel_18;
-wire [27:0] normalized_3;
-reg [8:0] field_base_d1_3;
-reg [8:0] field_base_d2_3;
-reg [8:0] field_base_d3_3;
-wire [8:0] field_3;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_3;
-wire [22:0] kept_3;
-wire guard_3;
-wire sticky_3;
-wire increment_3;
-reg [8:0] field_d1_3;
-wire [31:0] packed_4;
-wire overflow_before_3;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_3;
-reg [31:0] packed_d1_3;
-wire [31:0] rounded_3;
-reg overflow_before_d1_3;
-wire overflow_3;
-reg inf_d1_3;
-reg inf_d2_3;
-reg inf_d3_3;
-reg inf_d4_3;
-reg inf_d5_3;
-reg inf_d6_3;
-reg inf_sign_d1_3;
-reg inf_sign_d2_3;
-reg inf_sign_d3_3;
-reg inf_sign_d4_3;
-reg inf_sign_d5_3;
-reg inf_sign_d6_3;
-reg big_sign_d1_3;
-reg big_sign_d2_3;
-reg big_sign_d3_3;
-reg big_sign_d4_3;
-reg big_sign_d5_3;
-reg zero_sign_d1_3;
-reg zero_sign_d2_3;
-reg zero_sign_d3_3;
-reg zero_sign_d4_3;
-reg zero_sign_d5_3;
-reg zero_sign_d6_3;
-reg exact_zero_d1_3;
-reg exact_zero_d2_3;
-reg exact_zero_d3_3;
-reg nan_d1_3;
-reg nan_d2_3;
-reg nan_d3_3;
-reg nan_d4_3;
-reg nan_d5_3;
-reg nan_d6_3;
-wire [31:0] result_2;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0_3;
-wire result_is255_2;
-wire result_is0_4;
-wire a_sign_4;
-wire a_inf_4;
-wire a_nan_4;
-wire [23:0] a_sig_4;
-wire [7:0] a_exp_4;
-reg [31:0] s_axis_tdata_q_7;
-reg [31:0] s_axis_tdata_q_8;
-reg [31:0] s_axis_tdata_q_9;
-reg [31:0] s_axis_tdata_q_10;
-reg [31:0] s_axis_tdata_q_11;
-reg [31:0] s_axis_tdata_q_12;
-wire for_b_exp_is0_2;
-wire for_b_inf_is255_2;
-wire for_b_inf_is0_2;
-wire b_sign_4;
-wire b_inf_4;
-wire b_nan_4;
-wire [23:0] b_sig_4;
-wire [7:0] b_exp_4;
-wire opposite_4;
-wire nan_4;
-wire inf_4;
-wire inf_sign_4;
-wire zero_sign_4;
-wire swap_4;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_4;
-reg b_sign_d1_4;
-reg a_sign_d1_4;
-wire big_sign_4;
-reg [7:0] b_exp_d1_4;
-reg [7:0] a_exp_d1_4;
-wire [7:0] big_exp_4;
-wire [7:0] small_exp_4;
-wire [7:0] distance_4;
-reg [23:0] b_sig_d1_4;
-reg [23:0] a_sig_d1_4;
-wire [23:0] big_sig_4;
-wire [23:0] small_sig_4;
-wire [4:0] amount_4;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_7;
-wire [5:0] amount_cat_7;
-wire small_sig_not_13;
-wire small_sig_not_14;
-wire small_sig_sel_91;
-wire [40:0] small_sig_cat_8;
-wire small_sig_not_15;
-wire small_sig_not_16;
-wire for_align_sticky_sel_7;
-wire small_sig_sel_92;
-wire small_sig_sel_93;
-wire small_sig_sel_94;
-wire small_sig_sel_95;
-wire small_sig_sel_96;
-wire small_sig_sel_97;
-wire small_sig_sel_98;
-wire small_sig_sel_99;
-wire small_sig_sel_100;
-wire small_sig_sel_101;
-wire small_sig_sel_102;
-wire small_sig_sel_103;
-wire small_sig_sel_104;
-wire small_sig_sel_105;
-wire small_sig_sel_106;
-wire small_sig_sel_107;
-wire small_sig_sel_108;
-wire small_sig_sel_109;
-wire small_sig_sel_110;
-wire small_sig_sel_111;
-wire small_sig_sel_112;
-wire small_sig_sel_113;
-wire small_sig_sel_114;
-wire small_sig_sel_115;
-wire small_sig_sel_116;
-wire small_sig_sel_117;
-wire small_sig_sel_118;
-wire small_sig_sel_119;
-wire small_sig_sel_120;
-wire [28:0] for_shifted_cat_4;
-wire for_align_sticky_not_7;
-wire for_align_sticky_not_8;
-wire for_align_sticky_sel_8;
-wire sel_115;
-wire sel_116;
-wire sel_117;
-wire sel_118;
-wire sel_119;
-wire sel_120;
-wire sel_121;
-wire sel_122;
-wire sel_123;
-wire sel_124;
-wire sel_125;
-wire sel_126;
-wire sel_127;
-wire sel_128;
-wire sel_129;
-wire sel_130;
-wire sel_131;
-wire sel_132;
-wire for_shifted_sel_25;
-wire for_shifted_sel_26;
-wire for_shifted_sel_27;
-wire for_shifted_sel_28;
-wire for_shifted_sel_29;
-wire for_shifted_sel_30;
-wire for_shifted_sel_31;
-wire for_shifted_sel_32;
-wire [25:0] shifted_4;
-wire [2:0] amount_cat_8;
-wire align_sticky_4;
-wire [27:0] big_padded_4;
-wire [27:0] aligned_4;
-wire [8:0] field_base_4;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_4;
-reg opposite_d2_4;
-reg [27:0] big_padded_d1_4;
-reg [27:0] aligned_d1_4;
-wire [28:0] big_padded_d1_plus_4;
-wire [27:0] sum_4;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_4;
-wire exact_zero_4;
-wire [31:0] sum_d1_cat_16;
-wire sum_d1_is0_25;
-wire sum_d1_is0_26;
-wire sum_d1_is0_27;
-wire sum_d1_is0_28;
-wire sum_d1_is0_29;
-wire sum_d1_is0_30;
-wire sum_d1_is0_31;
-wire sum_d1_is0_32;
-wire sum_d1_and_22;
-wire [1:0] sum_d1_sel_25;
-wire [1:0] sum_d1_sel_26;
-wire sum_d1_and_23;
-wire [1:0] sum_d1_sel_27;
-wire [1:0] sum_d1_sel_28;
-wire sum_d1_and_24;
-wire [1:0] sum_d1_sel_29;
-wire [1:0] sum_d1_sel_30;
-wire sum_d1_and_25;
-wire [1:0] sum_d1_sel_31;
-wire [1:0] sum_d1_sel_32;
-wire sum_d1_and_26;
-wire sum_d1_and_27;
-wire sum_d1_and_28;
-wire [3:0] sum_d1_cat_17;
-wire [3:0] sum_d1_cat_18;
-wire [3:0] sum_d1_cat_19;
-wire [3:0] sum_d1_cat_20;
-wire [4:0] lz_4;
-reg [7:0] big_exp_d1_4;
-reg [7:0] big_exp_d2_4;
-wire [4:0] left_4;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_4;
-wire [5:0] left_d1_cat_4;
-reg [27:0] sum_d2_4;
-wire [27:0] sum_d2_cat_7;
-wire sum_d2_sel_61;
-wire sum_d2_sel_62;
-wire sum_d2_sel_63;
-wire sum_d2_sel_64;
-wire sum_d2_sel_65;
-wire sum_d2_sel_66;
-wire sum_d2_sel_67;
-wire sum_d2_sel_68;
-wire sum_d2_sel_69;
-wire sum_d2_sel_70;
-wire sum_d2_sel_71;
-wire sum_d2_sel_72;
-wire sum_d2_sel_73;
-wire sum_d2_sel_74;
-wire sum_d2_sel_75;
-wire sum_d2_sel_76;
-wire sum_d2_sel_77;
-wire sum_d2_sel_78;
-wire sum_d2_sel_79;
-wire sum_d2_sel_80;
-wire [27:0] sum_d2_cat_8;
-wire sel_133;
-wire sel_134;
-wire sel_135;
-wire sel_136;
-wire sel_137;
-wire sel_138;
-wire sel_139;
-wire sel_140;
-wire sel_141;
-wire sel_142;
-wire sel_143;
-wire sel_144;
-wire sel_145;
-wire sel_146;
-wire sel_147;
-wire sel_148;
-wire sel_149;
-wire sel_150;
-wire sel_151;
-wire sel_152;
-wire for_normalized_sel_19;
-wire for_normalized_sel_20;
-wire for_normalized_sel_21;
-wire for_normalized_sel_22;
-wire for_normalized_sel_23;
-wire for_normalized_sel_24;
-wire [27:0] normalized_4;
-reg [8:0] field_base_d1_4;
-reg [8:0] field_base_d2_4;
-reg [8:0] field_base_d3_4;
-wire [8:0] field_4;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_4;
-wire [22:0] kept_4;
-wire guard_4;
-wire sticky_4;
-wire increment_4;
-reg [8:0] field_d1_4;
-wire [31:0] packed_5;
-wire overflow_before_4;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_4;
-reg [31:0] packed_d1_4;
-wire [31:0] rounded_4;
-reg overflow_before_d1_4;
-wire overflow_4;
-reg inf_d1_4;
-reg inf_d2_4;
-reg inf_d3_4;
-reg inf_d4_4;
-reg inf_d5_4;
-reg inf_d6_4;
-reg inf_sign_d1_4;
-reg inf_sign_d2_4;
-reg inf_sign_d3_4;
-reg inf_sign_d4_4;
-reg inf_sign_d5_4;
-reg inf_sign_d6_4;
-reg big_sign_d1_4;
-reg big_sign_d2_4;
-reg big_sign_d3_4;
-reg big_sign_d4_4;
-reg big_sign_d5_4;
-reg zero_sign_d1_4;
-reg zero_sign_d2_4;
-reg zero_sign_d3_4;
-reg zero_sign_d4_4;
-reg zero_sign_d5_4;
-reg zero_sign_d6_4;
-reg exact_zero_d1_4;
-reg exact_zero_d2_4;
-reg exact_zero_d3_4;
-reg nan_d1_4;
-reg nan_d2_4;
-reg nan_d3_4;
-reg nan_d4_4;
-reg nan_d5_4;
-reg nan_d6_4;
-wire [31:0] s1;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0_9;
-wire s_axis_tdata_is255_5;
-wire s_axis_tdata_is0_10;
-wire a_sign_5;
-wire a_inf_5;
-wire a_nan_5;
-wire [23:0] a_sig_5;
-wire [7:0] a_exp_5;
-wire s_axis_tdata_is0_11;
-wire s_axis_tdata_is255_6;
-wire s_axis_tdata_is0_12;
-wire b_sign_5;
-wire b_inf_5;
-wire b_nan_5;
-wire [23:0] b_sig_5;
-wire [7:0] b_exp_5;
-wire opposite_5;
-wire nan_5;
-wire inf_5;
-wire inf_sign_5;
-wire zero_sign_5;
-wire swap_5;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_5;
-reg b_sign_d1_5;
-reg a_sign_d1_5;
-wire big_sign_5;
-reg [7:0] b_exp_d1_5;
-reg [7:0] a_exp_d1_5;
-wire [7:0] big_exp_5;
-wire [7:0] small_exp_5;
-wire [7:0] distance_5;
-reg [23:0] b_sig_d1_5;
-reg [23:0] a_sig_d1_5;
-wire [23:0] big_sig_5;
-wire [23:0] small_sig_5;
-wire [4:0] amount_5;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_9;
-wire [5:0] amount_cat_9;
-wire small_sig_not_17;
-wire small_sig_not_18;
-wire small_sig_sel_121;
-wire [40:0] small_sig_cat_10;
-wire small_sig_not_19;
-wire small_sig_not_20;
-wire for_align_sticky_sel_9;
-wire small_sig_sel_122;
-wire small_sig_sel_123;
-wire small_sig_sel_124;
-wire small_sig_sel_125;
-wire small_sig_sel_126;
-wire small_sig_sel_127;
-wire small_sig_sel_128;
-wire small_sig_sel_129;
-wire small_sig_sel_130;
-wire small_sig_sel_131;
-wire small_sig_sel_132;
-wire small_sig_sel_133;
-wire small_sig_sel_134;
-wire small_sig_sel_135;
-wire small_sig_sel_136;
-wire small_sig_sel_137;
-wire small_sig_sel_138;
-wire small_sig_sel_139;
-wire small_sig_sel_140;
-wire small_sig_sel_141;
-wire small_sig_sel_142;
-wire small_sig_sel_143;
-wire small_sig_sel_144;
-wire small_sig_sel_145;
-wire small_sig_sel_146;
-wire small_sig_sel_147;
-wire small_sig_sel_148;
-wire small_sig_sel_149;
-wire small_sig_sel_150;
-wire [28:0] for_shifted_cat_5;
-wire for_align_sticky_not_9;
-wire for_align_sticky_not_10;
-wire for_align_sticky_sel_10;
-wire sel_153;
-wire sel_154;
-wire sel_155;
-wire sel_156;
-wire sel_157;
-wire sel_158;
-wire sel_159;
-wire sel_160;
-wire sel_161;
-wire sel_162;
-wire sel_163;
-wire sel_164;
-wire sel_165;
-wire sel_166;
-wire sel_167;
-wire sel_168;
-wire sel_169;
-wire sel_170;
-wire for_shifted_sel_33;
-wire for_shifted_sel_34;
-wire for_shifted_sel_35;
-wire for_shifted_sel_36;
-wire for_shifted_sel_37;
-wire for_shifted_sel_38;
-wire for_shifted_sel_39;
-wire for_shifted_sel_40;
-wire [25:0] shifted_5;
-wire [2:0] amount_cat_10;
-wire align_sticky_5;
-wire [27:0] big_padded_5;
-wire [27:0] aligned_5;
-wire [8:0] field_base_5;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_5;
-reg opposite_d2_5;
-reg [27:0] big_padded_d1_5;
-reg [27:0] aligned_d1_5;
-wire [28:0] big_padded_d1_plus_5;
-wire [27:0] sum_5;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_5;
-wire exact_zero_5;
-wire [31:0] sum_d1_cat_21;
-wire sum_d1_is0_33;
-wire sum_d1_is0_34;
-wire sum_d1_is0_35;
-wire sum_d1_is0_36;
-wire sum_d1_is0_37;
-wire sum_d1_is0_38;
-wire sum_d1_is0_39;
-wire sum_d1_is0_40;
-wire sum_d1_and_29;
-wire [1:0] sum_d1_sel_33;
-wire [1:0] sum_d1_sel_34;
-wire sum_d1_and_30;
-wire [1:0] sum_d1_sel_35;
-wire [1:0] sum_d1_sel_36;
-wire sum_d1_and_31;
-wire [1:0] sum_d1_sel_37;
-wire [1:0] sum_d1_sel_38;
-wire sum_d1_and_32;
-wire [1:0] sum_d1_sel_39;
-wire [1:0] sum_d1_sel_40;
-wire sum_d1_and_33;
-wire sum_d1_and_34;
-wire sum_d1_and_35;
-wire [3:0] sum_d1_cat_22;
-wire [3:0] sum_d1_cat_23;
-wire [3:0] sum_d1_cat_24;
-wire [3:0] sum_d1_cat_25;
-wire [4:0] lz_5;
-reg [7:0] big_exp_d1_5;
-reg [7:0] big_exp_d2_5;
-wire [4:0] left_5;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_5;
-wire [5:0] left_d1_cat_5;
-reg [27:0] sum_d2_5;
-wire [27:0] sum_d2_cat_9;
-wire sum_d2_sel_81;
-wire sum_d2_sel_82;
-wire sum_d2_sel_83;
-wire sum_d2_sel_84;
-wire sum_d2_sel_85;
-wire sum_d2_sel_86;
-wire sum_d2_sel_87;
-wire sum_d2_sel_88;
-wire sum_d2_sel_89;
-wire sum_d2_sel_90;
-wire sum_d2_sel_91;
-wire sum_d2_sel_92;
-wire sum_d2_sel_93;
-wire sum_d2_sel_94;
-wire sum_d2_sel_95;
-wire sum_d2_sel_96;
-wire sum_d2_sel_97;
-wire sum_d2_sel_98;
-wire sum_d2_sel_99;
-wire sum_d2_sel_100;
-wire [27:0] sum_d2_cat_10;
-wire sel_171;
-wire sel_172;
-wire sel_173;
-wire sel_174;
-wire sel_175;
-wire sel_176;
-wire sel_177;
-wire sel_178;
-wire sel_179;
-wire sel_180;
-wire sel_181;
-wire sel_182;
-wire sel_183;
-wire sel_184;
-wire sel_185;
-wire sel_186;
-wire sel_187;
-wire sel_188;
-wire sel_189;
-wire sel_190;
-wire for_normalized_sel_25;
-wire for_normalized_sel_26;
-wire for_normalized_sel_27;
-wire for_normalized_sel_28;
-wire for_normalized_sel_29;
-wire for_normalized_sel_30;
-wire [27:0] normalized_5;
-reg [8:0] field_base_d1_5;
-reg [8:0] field_base_d2_5;
-reg [8:0] field_base_d3_5;
-wire [8:0] field_5;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_5;
-wire [22:0] kept_5;
-wire guard_5;
-wire sticky_5;
-wire increment_5;
-reg [8:0] field_d1_5;
-wire [31:0] packed_6;
-wire overflow_before_5;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_5;
-reg [31:0] packed_d1_5;
-wire [31:0] rounded_5;
-reg overflow_before_d1_5;
-wire overflow_5;
-reg inf_d1_5;
-reg inf_d2_5;
-reg inf_d3_5;
-reg inf_d4_5;
-reg inf_d5_5;
-reg inf_d6_5;
-reg inf_sign_d1_5;
-reg inf_sign_d2_5;
-reg inf_sign_d3_5;
-reg inf_sign_d4_5;
-reg inf_sign_d5_5;
-reg inf_sign_d6_5;
-reg big_sign_d1_5;
-reg big_sign_d2_5;
-reg big_sign_d3_5;
-reg big_sign_d4_5;
-reg big_sign_d5_5;
-reg zero_sign_d1_5;
-reg zero_sign_d2_5;
-reg zero_sign_d3_5;
-reg zero_sign_d4_5;
-reg zero_sign_d5_5;
-reg zero_sign_d6_5;
-reg exact_zero_d1_5;
-reg exact_zero_d2_5;
-reg exact_zero_d3_5;
-reg nan_d1_5;
-reg nan_d2_5;
-reg nan_d3_5;
-reg nan_d4_5;
-reg nan_d5_5;
-reg nan_d6_5;
-wire [31:0] result_3;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0_5;
-wire result_is255_3;
-wire result_is0_6;
-wire a_sign_6;
-wire a_inf_6;
-wire a_nan_6;
-wire [23:0] a_sig_6;
-wire [7:0] a_exp_6;
-reg [31:0] s_axis_tdata_q_13;
-reg [31:0] s_axis_tdata_q_14;
-reg [31:0] s_axis_tdata_q_15;
-reg [31:0] s_axis_tdata_q_16;
-reg [31:0] s_axis_tdata_q_17;
-reg [31:0] s_axis_tdata_q_18;
-wire for_b_exp_is0_3;
-wire for_b_inf_is255_3;
-wire for_b_inf_is0_3;
-wire b_sign_6;
-wire b_inf_6;
-wire b_nan_6;
-wire [23:0] b_sig_6;
-wire [7:0] b_exp_6;
-wire opposite_6;
-wire nan_6;
-wire inf_6;
-wire inf_sign_6;
-wire zero_sign_6;
-wire swap_6;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_6;
-reg b_sign_d1_6;
-reg a_sign_d1_6;
-wire big_sign_6;
-reg [7:0] b_exp_d1_6;
-reg [7:0] a_exp_d1_6;
-wire [7:0] big_exp_6;
-wire [7:0] small_exp_6;
-wire [7:0] distance_6;
-reg [23:0] b_sig_d1_6;
-reg [23:0] a_sig_d1_6;
-wire [23:0] big_sig_6;
-wire [23:0] small_sig_6;
-wire [4:0] amount_6;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_11;
-wire [5:0] amount_cat_11;
-wire small_sig_not_21;
-wire small_sig_not_22;
-wire small_sig_sel_151;
-wire [40:0] small_sig_cat_12;
-wire small_sig_not_23;
-wire small_sig_not_24;
-wire for_align_sticky_sel_11;
-wire small_sig_sel_152;
-wire small_sig_sel_153;
-wire small_sig_sel_154;
-wire small_sig_sel_155;
-wire small_sig_sel_156;
-wire small_sig_sel_157;
-wire small_sig_sel_158;
-wire small_sig_sel_159;
-wire small_sig_sel_160;
-wire small_sig_sel_161;
-wire small_sig_sel_162;
-wire small_sig_sel_163;
-wire small_sig_sel_164;
-wire small_sig_sel_165;
-wire small_sig_sel_166;
-wire small_sig_sel_167;
-wire small_sig_sel_168;
-wire small_sig_sel_169;
-wire small_sig_sel_170;
-wire small_sig_sel_171;
-wire small_sig_sel_172;
-wire small_sig_sel_173;
-wire small_sig_sel_174;
-wire small_sig_sel_175;
-wire small_sig_sel_176;
-wire small_sig_sel_177;
-wire small_sig_sel_178;
-wire small_sig_sel_179;
-wire small_sig_sel_180;
-wire [28:0] for_shifted_cat_6;
-wire for_align_sticky_not_11;
-wire for_align_sticky_not_12;
-wire for_align_sticky_sel_12;
-wire sel_191;
-wire sel_192;
-wire sel_193;
-wire sel_194;
-wire sel_195;
-wire sel_196;
-wire sel_197;
-wire sel_198;
-wire sel_199;
-wire sel_200;
-wire sel_201;
-wire sel_202;
-wire sel_203;
-wire sel_204;
-wire sel_205;
-wire sel_206;
-wire sel_207;
-wire sel_208;
-wire for_shifted_sel_41;
-wire for_shifted_sel_42;
-wire for_shifted_sel_43;
-wire for_shifted_sel_44;
-wire for_shifted_sel_45;
-wire for_shifted_sel_46;
-wire for_shifted_sel_47;
-wire for_shifted_sel_48;
-wire [25:0] shifted_6;
-wire [2:0] amount_cat_12;
-wire align_sticky_6;
-wire [27:0] big_padded_6;
-wire [27:0] aligned_6;
-wire [8:0] field_base_6;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_6;
-reg opposite_d2_6;
-reg [27:0] big_padded_d1_6;
-reg [27:0] aligned_d1_6;
-wire [28:0] big_padded_d1_plus_6;
-wire [27:0] sum_6;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_6;
-wire exact_zero_6;
-wire [31:0] sum_d1_cat_26;
-wire sum_d1_is0_41;
-wire sum_d1_is0_42;
-wire sum_d1_is0_43;
-wire sum_d1_is0_44;
-wire sum_d1_is0_45;
-wire sum_d1_is0_46;
-wire sum_d1_is0_47;
-wire sum_d1_is0_48;
-wire sum_d1_and_36;
-wire [1:0] sum_d1_sel_41;
-wire [1:0] sum_d1_sel_42;
-wire sum_d1_and_37;
-wire [1:0] sum_d1_sel_43;
-wire [1:0] sum_d1_sel_44;
-wire sum_d1_and_38;
-wire [1:0] sum_d1_sel_45;
-wire [1:0] sum_d1_sel_46;
-wire sum_d1_and_39;
-wire [1:0] sum_d1_sel_47;
-wire [1:0] sum_d1_sel_48;
-wire sum_d1_and_40;
-wire sum_d1_and_41;
-wire sum_d1_and_42;
-wire [3:0] sum_d1_cat_27;
-wire [3:0] sum_d1_cat_28;
-wire [3:0] sum_d1_cat_29;
-wire [3:0] sum_d1_cat_30;
-wire [4:0] lz_6;
-reg [7:0] big_exp_d1_6;
-reg [7:0] big_exp_d2_6;
-wire [4:0] left_6;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_6;
-wire [5:0] left_d1_cat_6;
-reg [27:0] sum_d2_6;
-wire [27:0] sum_d2_cat_11;
-wire sum_d2_sel_101;
-wire sum_d2_sel_102;
-wire sum_d2_sel_103;
-wire sum_d2_sel_104;
-wire sum_d2_sel_105;
-wire sum_d2_sel_106;
-wire sum_d2_sel_107;
-wire sum_d2_sel_108;
-wire sum_d2_sel_109;
-wire sum_d2_sel_110;
-wire sum_d2_sel_111;
-wire sum_d2_sel_112;
-wire sum_d2_sel_113;
-wire sum_d2_sel_114;
-wire sum_d2_sel_115;
-wire sum_d2_sel_116;
-wire sum_d2_sel_117;
-wire sum_d2_sel_118;
-wire sum_d2_sel_119;
-wire sum_d2_sel_120;
-wire [27:0] sum_d2_cat_12;
-wire sel_209;
-wire sel_210;
-wire sel_211;
-wire sel_212;
-wire sel_213;
-wire sel_214;
-wire sel_215;
-wire sel_216;
-wire sel_217;
-wire sel_218;
-wire sel_219;
-wire sel_220;
-wire sel_221;
-wire sel_222;
-wire sel_223;
-wire sel_224;
-wire sel_225;
-wire sel_226;
-wire sel_227;
-wire sel_228;
-wire for_normalized_sel_31;
-wire for_normalized_sel_32;
-wire for_normalized_sel_33;
-wire for_normalized_sel_34;
-wire for_normalized_sel_35;
-wire for_normalized_sel_36;
-wire [27:0] normalized_6;
-reg [8:0] field_base_d1_6;
-reg [8:0] field_base_d2_6;
-reg [8:0] field_base_d3_6;
-wire [8:0] field_6;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_6;
-wire [22:0] kept_6;
-wire guard_6;
-wire sticky_6;
-wire increment_6;
-reg [8:0] field_d1_6;
-wire [31:0] packed_7;
-wire overflow_before_6;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_6;
-reg [31:0] packed_d1_6;
-wire [31:0] rounded_6;
-reg overflow_before_d1_6;
-wire overflow_6;
-reg inf_d1_6;
-reg inf_d2_6;
-reg inf_d3_6;
-reg inf_d4_6;
-reg inf_d5_6;
-reg inf_d6_6;
-reg inf_sign_d1_6;
-reg inf_sign_d2_6;
-reg inf_sign_d3_6;
-reg inf_sign_d4_6;
-reg inf_sign_d5_6;
-reg inf_sign_d6_6;
-reg big_sign_d1_6;
-reg big_sign_d2_6;
-reg big_sign_d3_6;
-reg big_sign_d4_6;
-reg big_sign_d5_6;
-reg zero_sign_d1_6;
-reg zero_sign_d2_6;
-reg zero_sign_d3_6;
-reg zero_sign_d4_6;
-reg zero_sign_d5_6;
-reg zero_sign_d6_6;
-reg exact_zero_d1_6;
-reg exact_zero_d2_6;
-reg exact_zero_d3_6;
-reg nan_d1_6;
-reg nan_d2_6;
-reg nan_d3_6;
-reg nan_d4_6;
-reg nan_d5_6;
-reg nan_d6_6;
-wire [31:0] s2;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0_13;
-wire s_axis_tdata_is255_7;
-wire s_axis_tdata_is0_14;
-wire a_sign_7;
-wire a_inf_7;
-wire a_nan_7;
-wire [23:0] a_sig_7;
-wire [7:0] a_exp_7;
-wire s_axis_tdata_is0_15;
-wire s_axis_tdata_is255_8;
-wire s_axis_tdata_is0_16;
-wire b_sign_7;
-wire b_inf_7;
-wire b_nan_7;
-wire [23:0] b_sig_7;
-wire [7:0] b_exp_7;
-wire opposite_7;
-wire nan_7;
-wire inf_7;
-wire inf_sign_7;
-wire zero_sign_7;
-wire swap_7;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_7;
-reg b_sign_d1_7;
-reg a_sign_d1_7;
-wire big_sign_7;
-reg [7:0] b_exp_d1_7;
-reg [7:0] a_exp_d1_7;
-wire [7:0] big_exp_7;
-wire [7:0] small_exp_7;
-wire [7:0] distance_7;
-reg [23:0] b_sig_d1_7;
-reg [23:0] a_sig_d1_7;
-wire [23:0] big_sig_7;
-wire [23:0] small_sig_7;
-wire [4:0] amount_7;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_13;
-wire [5:0] amount_cat_13;
-wire small_sig_not_25;
-wire small_sig_not_26;
-wire small_sig_sel_181;
-wire [40:0] small_sig_cat_14;
-wire small_sig_not_27;
-wire small_sig_not_28;
-wire for_align_sticky_sel_13;
-wire small_sig_sel_182;
-wire small_sig_sel_183;
-wire small_sig_sel_184;
-wire small_sig_sel_185;
-wire small_sig_sel_186;
-wire small_sig_sel_187;
-wire small_sig_sel_188;
-wire small_sig_sel_189;
-wire small_sig_sel_190;
-wire small_sig_sel_191;
-wire small_sig_sel_192;
-wire small_sig_sel_193;
-wire small_sig_sel_194;
-wire small_sig_sel_195;
-wire small_sig_sel_196;
-wire small_sig_sel_197;
-wire small_sig_sel_198;
-wire small_sig_sel_199;
-wire small_sig_sel_200;
-wire small_sig_sel_201;
-wire small_sig_sel_202;
-wire small_sig_sel_203;
-wire small_sig_sel_204;
-wire small_sig_sel_205;
-wire small_sig_sel_206;
-wire small_sig_sel_207;
-wire small_sig_sel_208;
-wire small_sig_sel_209;
-wire small_sig_sel_210;
-wire [28:0] for_shifted_cat_7;
-wire for_align_sticky_not_13;
-wire for_align_sticky_not_14;
-wire for_align_sticky_sel_14;
-wire sel_229;
-wire sel_230;
-wire sel_231;
-wire sel_232;
-wire sel_233;
-wire sel_234;
-wire sel_235;
-wire sel_236;
-wire sel_237;
-wire sel_238;
-wire sel_239;
-wire sel_240;
-wire sel_241;
-wire sel_242;
-wire sel_243;
-wire sel_244;
-wire sel_245;
-wire sel_246;
-wire for_shifted_sel_49;
-wire for_shifted_sel_50;
-wire for_shifted_sel_51;
-wire for_shifted_sel_52;
-wire for_shifted_sel_53;
-wire for_shifted_sel_54;
-wire for_shifted_sel_55;
-wire for_shifted_sel_56;
-wire [25:0] shifted_7;
-wire [2:0] amount_cat_14;
-wire align_sticky_7;
-wire [27:0] big_padded_7;
-wire [27:0] aligned_7;
-wire [8:0] field_base_7;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_7;
-reg opposite_d2_7;
-reg [27:0] big_padded_d1_7;
-reg [27:0] aligned_d1_7;
-wire [28:0] big_padded_d1_plus_7;
-wire [27:0] sum_7;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_7;
-wire exact_zero_7;
-wire [31:0] sum_d1_cat_31;
-wire sum_d1_is0_49;
-wire sum_d1_is0_50;
-wire sum_d1_is0_51;
-wire sum_d1_is0_52;
-wire sum_d1_is0_53;
-wire sum_d1_is0_54;
-wire sum_d1_is0_55;
-wire sum_d1_is0_56;
-wire sum_d1_and_43;
-wire [1:0] sum_d1_sel_49;
-wire [1:0] sum_d1_sel_50;
-wire sum_d1_and_44;
-wire [1:0] sum_d1_sel_51;
-wire [1:0] sum_d1_sel_52;
-wire sum_d1_and_45;
-wire [1:0] sum_d1_sel_53;
-wire [1:0] sum_d1_sel_54;
-wire sum_d1_and_46;
-wire [1:0] sum_d1_sel_55;
-wire [1:0] sum_d1_sel_56;
-wire sum_d1_and_47;
-wire sum_d1_and_48;
-wire sum_d1_and_49;
-wire [3:0] sum_d1_cat_32;
-wire [3:0] sum_d1_cat_33;
-wire [3:0] sum_d1_cat_34;
-wire [3:0] sum_d1_cat_35;
-wire [4:0] lz_7;
-reg [7:0] big_exp_d1_7;
-reg [7:0] big_exp_d2_7;
-wire [4:0] left_7;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_7;
-wire [5:0] left_d1_cat_7;
-reg [27:0] sum_d2_7;
-wire [27:0] sum_d2_cat_13;
-wire sum_d2_sel_121;
-wire sum_d2_sel_122;
-wire sum_d2_sel_123;
-wire sum_d2_sel_124;
-wire sum_d2_sel_125;
-wire sum_d2_sel_126;
-wire sum_d2_sel_127;
-wire sum_d2_sel_128;
-wire sum_d2_sel_129;
-wire sum_d2_sel_130;
-wire sum_d2_sel_131;
-wire sum_d2_sel_132;
-wire sum_d2_sel_133;
-wire sum_d2_sel_134;
-wire sum_d2_sel_135;
-wire sum_d2_sel_136;
-wire sum_d2_sel_137;
-wire sum_d2_sel_138;
-wire sum_d2_sel_139;
-wire sum_d2_sel_140;
-wire [27:0] sum_d2_cat_14;
-wire sel_247;
-wire sel_248;
-wire sel_249;
-wire sel_250;
-wire sel_251;
-wire sel_252;
-wire sel_253;
-wire sel_254;
-wire sel_255;
-wire sel_256;
-wire sel_257;
-wire sel_258;
-wire sel_259;
-wire sel_260;
-wire sel_261;
-wire sel_262;
-wire sel_263;
-wire sel_264;
-wire sel_265;
-wire sel_266;
-wire for_normalized_sel_37;
-wire for_normalized_sel_38;
-wire for_normalized_sel_39;
-wire for_normalized_sel_40;
-wire for_normalized_sel_41;
-wire for_normalized_sel_42;
-wire [27:0] normalized_7;
-reg [8:0] field_base_d1_7;
-reg [8:0] field_base_d2_7;
-reg [8:0] field_base_d3_7;
-wire [8:0] field_7;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_7;
-wire [22:0] kept_7;
-wire guard_7;
-wire sticky_7;
-wire increment_7;
-reg [8:0] field_d1_7;
-wire [31:0] packed_8;
-wire overflow_before_7;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_7;
-reg [31:0] packed_d1_7;
-wire [31:0] rounded_7;
-reg overflow_before_d1_7;
-wire overflow_7;
-reg inf_d1_7;
-reg inf_d2_7;
-reg inf_d3_7;
-reg inf_d4_7;
-reg inf_d5_7;
-reg inf_d6_7;
-reg inf_sign_d1_7;
-reg inf_sign_d2_7;
-reg inf_sign_d3_7;
-reg inf_sign_d4_7;
-reg inf_sign_d5_7;
-reg inf_sign_d6_7;
-reg big_sign_d1_7;
-reg big_sign_d2_7;
-reg big_sign_d3_7;
-reg big_sign_d4_7;
-reg big_sign_d5_7;
-reg zero_sign_d1_7;
-reg zero_sign_d2_7;
-reg zero_sign_d3_7;
-reg zero_sign_d4_7;
-reg zero_sign_d5_7;
-reg zero_sign_d6_7;
-reg exact_zero_d1_7;
-reg exact_zero_d2_7;
-reg exact_zero_d3_7;
-reg nan_d1_7;
-reg nan_d2_7;
-reg nan_d3_7;
-reg nan_d4_7;
-reg nan_d5_7;
-reg nan_d6_7;
-wire [31:0] result_4;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0_7;
-wire result_is255_4;
-wire result_is0_8;
-wire a_sign_8;
-wire a_inf_8;
-wire a_nan_8;
-wire [23:0] a_sig_8;
-wire [7:0] a_exp_8;
-reg [31:0] s_axis_tdata_q_19;
-reg [31:0] s_axis_tdata_q_20;
-reg [31:0] s_axis_tdata_q_21;
-reg [31:0] s_axis_tdata_q_22;
-reg [31:0] s_axis_tdata_q_23;
-reg [31:0] s_axis_tdata_q_24;
-wire for_b_exp_is0_4;
-wire for_b_inf_is255_4;
-wire for_b_inf_is0_4;
-wire b_sign_8;
-wire b_inf_8;
-wire b_nan_8;
-wire [23:0] b_sig_8;
-wire [7:0] b_exp_8;
-wire opposite_8;
-wire nan_8;
-wire inf_8;
-wire inf_sign_8;
-wire zero_sign_8;
-wire swap_8;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_8;
-reg b_sign_d1_8;
-reg a_sign_d1_8;
-wire big_sign_8;
-reg [7:0] b_exp_d1_8;
-reg [7:0] a_exp_d1_8;
-wire [7:0] big_exp_8;
-wire [7:0] small_exp_8;
-wire [7:0] distance_8;
-reg [23:0] b_sig_d1_8;
-reg [23:0] a_sig_d1_8;
-wire [23:0] big_sig_8;
-wire [23:0] small_sig_8;
-wire [4:0] amount_8;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_15;
-wire [5:0] amount_cat_15;
-wire small_sig_not_29;
-wire small_sig_not_30;
-wire small_sig_sel_211;
-wire [40:0] small_sig_cat_16;
-wire small_sig_not_31;
-wire small_sig_not_32;
-wire for_align_sticky_sel_15;
-wire small_sig_sel_212;
-wire small_sig_sel_213;
-wire small_sig_sel_214;
-wire small_sig_sel_215;
-wire small_sig_sel_216;
-wire small_sig_sel_217;
-wire small_sig_sel_218;
-wire small_sig_sel_219;
-wire small_sig_sel_220;
-wire small_sig_sel_221;
-wire small_sig_sel_222;
-wire small_sig_sel_223;
-wire small_sig_sel_224;
-wire small_sig_sel_225;
-wire small_sig_sel_226;
-wire small_sig_sel_227;
-wire small_sig_sel_228;
-wire small_sig_sel_229;
-wire small_sig_sel_230;
-wire small_sig_sel_231;
-wire small_sig_sel_232;
-wire small_sig_sel_233;
-wire small_sig_sel_234;
-wire small_sig_sel_235;
-wire small_sig_sel_236;
-wire small_sig_sel_237;
-wire small_sig_sel_238;
-wire small_sig_sel_239;
-wire small_sig_sel_240;
-wire [28:0] for_shifted_cat_8;
-wire for_align_sticky_not_15;
-wire for_align_sticky_not_16;
-wire for_align_sticky_sel_16;
-wire sel_267;
-wire sel_268;
-wire sel_269;
-wire sel_270;
-wire sel_271;
-wire sel_272;
-wire sel_273;
-wire sel_274;
-wire sel_275;
-wire sel_276;
-wire sel_277;
-wire sel_278;
-wire sel_279;
-wire sel_280;
-wire sel_281;
-wire sel_282;
-wire sel_283;
-wire sel_284;
-wire for_shifted_sel_57;
-wire for_shifted_sel_58;
-wire for_shifted_sel_59;
-wire for_shifted_sel_60;
-wire for_shifted_sel_61;
-wire for_shifted_sel_62;
-wire for_shifted_sel_63;
-wire for_shifted_sel_64;
-wire [25:0] shifted_8;
-wire [2:0] amount_cat_16;
-wire align_sticky_8;
-wire [27:0] big_padded_8;
-wire [27:0] aligned_8;
-wire [8:0] field_base_8;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_8;
-reg opposite_d2_8;
-reg [27:0] big_padded_d1_8;
-reg [27:0] aligned_d1_8;
-wire [28:0] big_padded_d1_plus_8;
-wire [27:0] sum_8;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_8;
-wire exact_zero_8;
-wire [31:0] sum_d1_cat_36;
-wire sum_d1_is0_57;
-wire sum_d1_is0_58;
-wire sum_d1_is0_59;
-wire sum_d1_is0_60;
-wire sum_d1_is0_61;
-wire sum_d1_is0_62;
-wire sum_d1_is0_63;
-wire sum_d1_is0_64;
-wire sum_d1_and_50;
-wire [1:0] sum_d1_sel_57;
-wire [1:0] sum_d1_sel_58;
-wire sum_d1_and_51;
-wire [1:0] sum_d1_sel_59;
-wire [1:0] sum_d1_sel_60;
-wire sum_d1_and_52;
-wire [1:0] sum_d1_sel_61;
-wire [1:0] sum_d1_sel_62;
-wire sum_d1_and_53;
-wire [1:0] sum_d1_sel_63;
-wire [1:0] sum_d1_sel_64;
-wire sum_d1_and_54;
-wire sum_d1_and_55;
-wire sum_d1_and_56;
-wire [3:0] sum_d1_cat_37;
-wire [3:0] sum_d1_cat_38;
-wire [3:0] sum_d1_cat_39;
-wire [3:0] sum_d1_cat_40;
-wire [4:0] lz_8;
-reg [7:0] big_exp_d1_8;
-reg [7:0] big_exp_d2_8;
-wire [4:0] left_8;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_8;
-wire [5:0] left_d1_cat_8;
-reg [27:0] sum_d2_8;
-wire [27:0] sum_d2_cat_15;
-wire sum_d2_sel_141;
-wire sum_d2_sel_142;
-wire sum_d2_sel_143;
-wire sum_d2_sel_144;
-wire sum_d2_sel_145;
-wire sum_d2_sel_146;
-wire sum_d2_sel_147;
-wire sum_d2_sel_148;
-wire sum_d2_sel_149;
-wire sum_d2_sel_150;
-wire sum_d2_sel_151;
-wire sum_d2_sel_152;
-wire sum_d2_sel_153;
-wire sum_d2_sel_154;
-wire sum_d2_sel_155;
-wire sum_d2_sel_156;
-wire sum_d2_sel_157;
-wire sum_d2_sel_158;
-wire sum_d2_sel_159;
-wire sum_d2_sel_160;
-wire [27:0] sum_d2_cat_16;
-wire sel_285;
-wire sel_286;
-wire sel_287;
-wire sel_288;
-wire sel_289;
-wire sel_290;
-wire sel_291;
-wire sel_292;
-wire sel_293;
-wire sel_294;
-wire sel_295;
-wire sel_296;
-wire sel_297;
-wire sel_298;
-wire sel_299;
-wire sel_300;
-wire sel_301;
-wire sel_302;
-wire sel_303;
-wire sel_304;
-wire for_normalized_sel_43;
-wire for_normalized_sel_44;
-wire for_normalized_sel_45;
-wire for_normalized_sel_46;
-wire for_normalized_sel_47;
-wire for_normalized_sel_48;
-wire [27:0] normalized_8;
-reg [8:0] field_base_d1_8;
-reg [8:0] field_base_d2_8;
-reg [8:0] field_base_d3_8;
-wire [8:0] field_8;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_8;
-wire [22:0] kept_8;
-wire guard_8;
-wire sticky_8;
-wire increment_8;
-reg [8:0] field_d1_8;
-wire [31:0] packed_9;
-wire overflow_before_8;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_8;
-reg [31:0] packed_d1_8;
-wire [31:0] rounded_8;
-reg overflow_before_d1_8;
-wire overflow_8;
-reg inf_d1_8;
-reg inf_d2_8;
-reg inf_d3_8;
-reg inf_d4_8;
-reg inf_d5_8;
-reg inf_d6_8;
-reg inf_sign_d1_8;
-reg inf_sign_d2_8;
-reg inf_sign_d3_8;
-reg inf_sign_d4_8;
-reg inf_sign_d5_8;
-reg inf_sign_d6_8;
-reg big_sign_d1_8;
-reg big_sign_d2_8;
-reg big_sign_d3_8;
-reg big_sign_d4_8;
-reg big_sign_d5_8;
-reg zero_sign_d1_8;
-reg zero_sign_d2_8;
-reg zero_sign_d3_8;
-reg zero_sign_d4_8;
-reg zero_sign_d5_8;
-reg zero_sign_d6_8;
-reg exact_zero_d1_8;
-reg exact_zero_d2_8;
-reg exact_zero_d3_8;
-reg nan_d1_8;
-reg nan_d2_8;
-reg nan_d3_8;
-reg nan_d4_8;
-reg nan_d5_8;
-reg nan_d6_8;
-wire [31:0] s3;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_17;
-wire a_sign_9;
-wire a_zero;
-wire a_nan_9;
-wire s_axis_tdata_is0_18;
-wire b_sign_9;
-wire b_zero;
-wire b_nan_9;
-wire unordered;
-wire equal;
-wire magnitude_less;
-wire magnitude_greater;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_9;
-reg b_sign_d1_9;
-reg magnitude_greater_d1;
-reg magnitude_less_d1;
-wire less;
-reg unordered_d1;
-wire unordered_d1_not;
-reg equal_d1;
-wire decided;
-wire [3:0] unordered_d1_cat;
-wire less_2;
-wire equal_2;
-wire unordered_2;
-reg [31:0] s_axis_tdata_q_25;
-reg [31:0] s_axis_tdata_q_26;
-wire [31:0] s_axis_tdata_sel;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_19;
-wire a_sign_10;
-wire a_zero_2;
-wire a_nan_10;
-wire s_axis_tdata_is0_20;
-wire b_sign_10;
-wire b_zero_2;
-wire b_nan_10;
-wire unordered_3;
-wire equal_3;
-wire magnitude_less_2;
-wire magnitude_greater_2;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_10;
-reg b_sign_d1_10;
-reg magnitude_greater_d1_2;
-reg magnitude_less_d1_2;
-wire less_3;
-reg unordered_d1_2;
-wire unordered_d1_not_2;
-reg equal_d1_2;
-wire decided_2;
-wire [3:0] unordered_d1_cat_2;
-wire less_4;
-wire equal_4;
-wire unordered_4;
-reg [31:0] s_axis_tdata_q_27;
-wire [31:0] lo0;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_21;
-wire a_sign_11;
-wire a_zero_3;
-wire a_nan_11;
-wire s_axis_tdata_is0_22;
-wire b_sign_11;
-wire b_zero_3;
-wire b_nan_11;
-wire unordered_5;
-wire equal_5;
-wire magnitude_less_3;
-wire magnitude_greater_3;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_11;
-reg b_sign_d1_11;
-reg magnitude_greater_d1_3;
-reg magnitude_less_d1_3;
-wire less_5;
-reg unordered_d1_3;
-wire unordered_d1_not_3;
-reg equal_d1_3;
-wire decided_3;
-wire [3:0] unordered_d1_cat_3;
-wire less_6;
-wire equal_6;
-wire unordered_6;
-reg [31:0] s_axis_tdata_q_28;
-reg [31:0] s_axis_tdata_q_29;
-wire [31:0] s_axis_tdata_sel_2;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_23;
-wire a_sign_12;
-wire a_zero_4;
-wire a_nan_12;
-wire s_axis_tdata_is0_24;
-wire b_sign_12;
-wire b_zero_4;
-wire b_nan_12;
-wire unordered_7;
-wire equal_7;
-wire magnitude_less_4;
-wire magnitude_greater_4;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_12;
-reg b_sign_d1_12;
-reg magnitude_greater_d1_4;
-reg magnitude_less_d1_4;
-wire less_7;
-reg unordered_d1_4;
-wire unordered_d1_not_4;
-reg equal_d1_4;
-wire decided_4;
-wire [3:0] unordered_d1_cat_4;
-wire less_8;
-wire equal_8;
-wire unordered_8;
-reg [31:0] s_axis_tdata_q_30;
-wire [31:0] lo1;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_25;
-wire a_sign_13;
-wire a_zero_5;
-wire a_nan_13;
-wire s_axis_tdata_is0_26;
-wire b_sign_13;
-wire b_zero_5;
-wire b_nan_13;
-wire unordered_9;
-wire equal_9;
-wire magnitude_less_5;
-wire magnitude_greater_5;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_13;
-reg b_sign_d1_13;
-reg magnitude_greater_d1_5;
-reg magnitude_less_d1_5;
-wire less_9;
-reg unordered_d1_5;
-wire unordered_d1_not_5;
-reg equal_d1_5;
-wire decided_5;
-wire [3:0] unordered_d1_cat_5;
-wire less_10;
-wire equal_10;
-wire unordered_10;
-reg [31:0] s_axis_tdata_q_31;
-reg [31:0] s_axis_tdata_q_32;
-wire [31:0] s_axis_tdata_sel_3;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_27;
-wire a_sign_14;
-wire a_zero_6;
-wire a_nan_14;
-wire s_axis_tdata_is0_28;
-wire b_sign_14;
-wire b_zero_6;
-wire b_nan_14;
-wire unordered_11;
-wire equal_11;
-wire magnitude_less_6;
-wire magnitude_greater_6;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_14;
-reg b_sign_d1_14;
-reg magnitude_greater_d1_6;
-reg magnitude_less_d1_6;
-wire less_11;
-reg unordered_d1_6;
-wire unordered_d1_not_6;
-reg equal_d1_6;
-wire decided_6;
-wire [3:0] unordered_d1_cat_6;
-wire less_12;
-wire equal_12;
-wire unordered_12;
-reg [31:0] s_axis_tdata_q_33;
-wire [31:0] lo2;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_29;
-wire a_sign_15;
-wire a_zero_7;
-wire a_nan_15;
-wire s_axis_tdata_is0_30;
-wire b_sign_15;
-wire b_zero_7;
-wire b_nan_15;
-wire unordered_13;
-wire equal_13;
-wire magnitude_less_7;
-wire magnitude_greater_7;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_15;
-reg b_sign_d1_15;
-reg magnitude_greater_d1_7;
-reg magnitude_less_d1_7;
-wire less_13;
-reg unordered_d1_7;
-wire unordered_d1_not_7;
-reg equal_d1_7;
-wire decided_7;
-wire [3:0] unordered_d1_cat_7;
-wire less_14;
-wire equal_14;
-wire unordered_14;
-reg [31:0] s_axis_tdata_q_34;
-reg [31:0] s_axis_tdata_q_35;
-wire [31:0] s_axis_tdata_sel_4;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_31;
-wire a_sign_16;
-wire a_zero_8;
-wire a_nan_16;
-wire s_axis_tdata_is0_32;
-wire b_sign_16;
-wire b_zero_8;
-wire b_nan_16;
-wire unordered_15;
-wire equal_15;
-wire magnitude_less_8;
-wire magnitude_greater_8;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_16;
-reg b_sign_d1_16;
-reg magnitude_greater_d1_8;
-reg magnitude_less_d1_8;
-wire less_15;
-reg unordered_d1_8;
-wire unordered_d1_not_8;
-reg equal_d1_8;
-wire decided_8;
-wire [3:0] unordered_d1_cat_8;
-wire less_16;
-wire equal_16;
-wire unordered_16;
-reg [31:0] s_axis_tdata_q_36;
-wire [31:0] lo3;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_33;
-wire a_sign_17;
-wire a_zero_9;
-wire a_nan_17;
-wire s_axis_tdata_is0_34;
-wire b_sign_17;
-wire b_zero_9;
-wire b_nan_17;
-wire unordered_17;
-wire equal_17;
-wire magnitude_less_9;
-wire magnitude_greater_9;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_17;
-reg b_sign_d1_17;
-reg magnitude_greater_d1_9;
-reg magnitude_less_d1_9;
-wire less_17;
-reg unordered_d1_9;
-wire unordered_d1_not_9;
-reg equal_d1_9;
-wire decided_9;
-wire [3:0] unordered_d1_cat_9;
-wire less_18;
-wire equal_18;
-wire unordered_18;
-wire [31:0] s_axis_tdata_sel_5;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_35;
-wire a_sign_18;
-wire a_zero_10;
-wire a_nan_18;
-wire s_axis_tdata_is0_36;
-wire b_sign_18;
-wire b_zero_10;
-wire b_nan_18;
-wire unordered_19;
-wire equal_19;
-wire magnitude_less_10;
-wire magnitude_greater_10;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_18;
-reg b_sign_d1_18;
-reg magnitude_greater_d1_10;
-reg magnitude_less_d1_10;
-wire less_19;
-reg unordered_d1_10;
-wire unordered_d1_not_10;
-reg equal_d1_10;
-wire decided_10;
-wire [3:0] unordered_d1_cat_10;
-wire less_20;
-wire equal_20;
-wire unordered_20;
-reg [31:0] s_axis_tdata_q_37;
-wire [31:0] hi0;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_37;
-wire a_sign_19;
-wire a_zero_11;
-wire a_nan_19;
-wire s_axis_tdata_is0_38;
-wire b_sign_19;
-wire b_zero_11;
-wire b_nan_19;
-wire unordered_21;
-wire equal_21;
-wire magnitude_less_11;
-wire magnitude_greater_11;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_19;
-reg b_sign_d1_19;
-reg magnitude_greater_d1_11;
-reg magnitude_less_d1_11;
-wire less_21;
-reg unordered_d1_11;
-wire unordered_d1_not_11;
-reg equal_d1_11;
-wire decided_11;
-wire [3:0] unordered_d1_cat_11;
-wire less_22;
-wire equal_22;
-wire unordered_22;
-wire [31:0] s_axis_tdata_sel_6;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_39;
-wire a_sign_20;
-wire a_zero_12;
-wire a_nan_20;
-wire s_axis_tdata_is0_40;
-wire b_sign_20;
-wire b_zero_12;
-wire b_nan_20;
-wire unordered_23;
-wire equal_23;
-wire magnitude_less_12;
-wire magnitude_greater_12;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_20;
-reg b_sign_d1_20;
-reg magnitude_greater_d1_12;
-reg magnitude_less_d1_12;
-wire less_23;
-reg unordered_d1_12;
-wire unordered_d1_not_12;
-reg equal_d1_12;
-wire decided_12;
-wire [3:0] unordered_d1_cat_12;
-wire less_24;
-wire equal_24;
-wire unordered_24;
-reg [31:0] s_axis_tdata_q_38;
-wire [31:0] hi1;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_41;
-wire a_sign_21;
-wire a_zero_13;
-wire a_nan_21;
-wire s_axis_tdata_is0_42;
-wire b_sign_21;
-wire b_zero_13;
-wire b_nan_21;
-wire unordered_25;
-wire equal_25;
-wire magnitude_less_13;
-wire magnitude_greater_13;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_21;
-reg b_sign_d1_21;
-reg magnitude_greater_d1_13;
-reg magnitude_less_d1_13;
-wire less_25;
-reg unordered_d1_13;
-wire unordered_d1_not_13;
-reg equal_d1_13;
-wire decided_13;
-wire [3:0] unordered_d1_cat_13;
-wire less_26;
-wire equal_26;
-wire unordered_26;
-wire [31:0] s_axis_tdata_sel_7;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_43;
-wire a_sign_22;
-wire a_zero_14;
-wire a_nan_22;
-wire s_axis_tdata_is0_44;
-wire b_sign_22;
-wire b_zero_14;
-wire b_nan_22;
-wire unordered_27;
-wire equal_27;
-wire magnitude_less_14;
-wire magnitude_greater_14;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_22;
-reg b_sign_d1_22;
-reg magnitude_greater_d1_14;
-reg magnitude_less_d1_14;
-wire less_27;
-reg unordered_d1_14;
-wire unordered_d1_not_14;
-reg equal_d1_14;
-wire decided_14;
-wire [3:0] unordered_d1_cat_14;
-wire less_28;
-wire equal_28;
-wire unordered_28;
-reg [31:0] s_axis_tdata_q_39;
-wire [31:0] hi2;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_45;
-wire a_sign_23;
-wire a_zero_15;
-wire a_nan_23;
-wire s_axis_tdata_is0_46;
-wire b_sign_23;
-wire b_zero_15;
-wire b_nan_23;
-wire unordered_29;
-wire equal_29;
-wire magnitude_less_15;
-wire magnitude_greater_15;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_23;
-reg b_sign_d1_23;
-reg magnitude_greater_d1_15;
-reg magnitude_less_d1_15;
-wire less_29;
-reg unordered_d1_15;
-wire unordered_d1_not_15;
-reg equal_d1_15;
-wire decided_15;
-wire [3:0] unordered_d1_cat_15;
-wire less_30;
-wire equal_30;
-wire unordered_30;
-wire [31:0] s_axis_tdata_sel_8;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_47;
-wire a_sign_24;
-wire a_zero_16;
-wire a_nan_24;
-wire s_axis_tdata_is0_48;
-wire b_sign_24;
-wire b_zero_16;
-wire b_nan_24;
-wire unordered_31;
-wire equal_31;
-wire magnitude_less_16;
-wire magnitude_greater_16;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_24;
-reg b_sign_d1_24;
-reg magnitude_greater_d1_16;
-reg magnitude_less_d1_16;
-wire less_31;
-reg unordered_d1_16;
-wire unordered_d1_not_16;
-reg equal_d1_16;
-wire decided_16;
-wire [3:0] unordered_d1_cat_16;
-wire less_32;
-wire equal_32;
-wire unordered_32;
-reg [31:0] s_axis_tdata_q_40;
-wire [31:0] hi3;
-reg [31:0] lo0_d1;
-reg [31:0] lo0_d2;
-reg [31:0] lo0_d3;
-reg [31:0] lo0_d4;
-reg [31:0] lo0_d5;
-reg [31:0] lo0_d6;
-reg [31:0] lo0_d7;
-reg [31:0] lo0_d8;
-reg [31:0] lo0_d9;
-reg [31:0] lo0_d10;
-reg [31:0] lo1_d1;
-reg [31:0] lo1_d2;
-reg [31:0] lo1_d3;
-reg [31:0] lo1_d4;
-reg [31:0] lo1_d5;
-reg [31:0] lo1_d6;
-reg [31:0] lo1_d7;
-reg [31:0] lo1_d8;
-reg [31:0] lo1_d9;
-reg [31:0] lo1_d10;
-reg [31:0] lo2_d1;
-reg [31:0] lo2_d2;
-reg [31:0] lo2_d3;
-reg [31:0] lo2_d4;
-reg [31:0] lo2_d5;
-reg [31:0] lo2_d6;
-reg [31:0] lo2_d7;
-reg [31:0] lo2_d8;
-reg [31:0] lo2_d9;
-reg [31:0] lo2_d10;
-reg [31:0] lo3_d1;
-reg [31:0] lo3_d2;
-reg [31:0] lo3_d3;
-reg [31:0] lo3_d4;
-reg [31:0] lo3_d5;
-reg [31:0] lo3_d6;
-reg [31:0] lo3_d7;
-reg [31:0] lo3_d8;
-reg [31:0] lo3_d9;
-reg [31:0] lo3_d10;
-reg [31:0] hi0_d1;
-reg [31:0] hi0_d2;
-reg [31:0] hi0_d3;
-reg [31:0] hi0_d4;
-reg [31:0] hi0_d5;
-reg [31:0] hi0_d6;
-reg [31:0] hi0_d7;
-reg [31:0] hi0_d8;
-reg [31:0] hi0_d9;
-reg [31:0] hi0_d10;
-reg [31:0] hi1_d1;
-reg [31:0] hi1_d2;
-reg [31:0] hi1_d3;
-reg [31:0] hi1_d4;
-reg [31:0] hi1_d5;
-reg [31:0] hi1_d6;
-reg [31:0] hi1_d7;
-reg [31:0] hi1_d8;
-reg [31:0] hi1_d9;
-reg [31:0] hi1_d10;
-reg [31:0] hi2_d1;
-reg [31:0] hi2_d2;
-reg [31:0] hi2_d3;
-reg [31:0] hi2_d4;
-reg [31:0] hi2_d5;
-reg [31:0] hi2_d6;
-reg [31:0] hi2_d7;
-reg [31:0] hi2_d8;
-reg [31:0] hi2_d9;
-reg [31:0] hi2_d10;
-reg [31:0] hi3_d1;
-reg [31:0] hi3_d2;
-reg [31:0] hi3_d3;
-reg [31:0] hi3_d4;
-reg [31:0] hi3_d5;
-reg [31:0] hi3_d6;
-reg [31:0] hi3_d7;
-reg [31:0] hi3_d8;
-reg [31:0] hi3_d9;
-reg [31:0] hi3_d10;
-reg [31:0] p0_d1;
-reg [31:0] p0_d2;
-reg [31:0] p0_d3;
-reg [31:0] p0_d4;
-reg [31:0] p0_d5;
-reg [31:0] p0_d6;
-reg [31:0] p0_d7;
-reg [31:0] p0_d8;
-reg [31:0] p0_d9;
-reg [31:0] p0_d10;
-reg [31:0] p0_d11;
-reg [31:0] p0_d12;
-reg [31:0] p1_d1;
-reg [31:0] p1_d2;
-reg [31:0] p1_d3;
-reg [31:0] p1_d4;
-reg [31:0] p1_d5;
-reg [31:0] p1_d6;
-reg [31:0] p1_d7;
-reg [31:0] p1_d8;
-reg [31:0] p1_d9;
-reg [31:0] p1_d10;
-reg [31:0] p1_d11;
-reg [31:0] p1_d12;
-reg [31:0] p2_d1;
-reg [31:0] p2_d2;
-reg [31:0] p2_d3;
-reg [31:0] p2_d4;
-reg [31:0] p2_d5;
-reg [31:0] p2_d6;
-reg [31:0] p2_d7;
-reg [31:0] p2_d8;
-reg [31:0] p2_d9;
-reg [31:0] p2_d10;
-reg [31:0] p2_d11;
-reg [31:0] p2_d12;
-reg [31:0] p3_d1;
-reg [31:0] p3_d2;
-reg [31:0] p3_d3;
-reg [31:0] p3_d4;
-reg [31:0] p3_d5;
-reg [31:0] p3_d6;
-reg [31:0] p3_d7;
-reg [31:0] p3_d8;
-reg [31:0] p3_d9;
-reg [31:0] p3_d10;
-reg [31:0] p3_d11;
-reg [31:0] p3_d12;
-wire [511:0] p3_d12_cat;
-reg s_axis_tvalid_q;
-reg s_axis_tlast_q;
-reg s_axis_tvalid_q_2;
-reg s_axis_tlast_q_2;
-reg s_axis_tvalid_q_3;
-reg s_axis_tlast_q_3;
-reg s_axis_tvalid_q_4;
-reg s_axis_tlast_q_4;
-reg s_axis_tvalid_q_5;
-reg s_axis_tlast_q_5;
-reg s_axis_tvalid_q_6;
-reg s_axis_tlast_q_6;
-reg s_axis_tvalid_q_7;
-reg s_axis_tlast_q_7;
-reg s_axis_tvalid_q_8;
-reg s_axis_tlast_q_8;
-reg for_out_valid_q;
-reg q;
-reg for_out_valid_q_2;
-reg q_2;
-reg for_out_valid_q_3;
-reg q_3;
-reg out_valid;
-reg q_4;
-wire out_valid_or;
 // verilator lint_on UNUSEDSIGNAL
-assign p0 = s_axis_tdata[415:384];
-assign p1 = s_axis_tdata[447:416];
-assign p2 = s_axis_tdata[479:448];
-assign p3 = s_axis_tdata[511:480];
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
-assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
-assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
-assign a_sign = s_axis_tdata[31];
-assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
-assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
-assign s_axis_tdata_is0_3 = s_axis_tdata[158:151] == 8'h0;
-assign s_axis_tdata_is255_2 = s_axis_tdata[158:151] == 8'hff;
-assign s_axis_tdata_is0_4 = s_axis_tdata[150:128] == 23'h0;
-assign b_sign = s_axis_tdata[159];
-assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
-assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[150:128]};
-assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[158:151];
+assign a_is0 = a[30:23] == 8'h0;
+assign a_is255 = a[30:23] == 8'hff;
+assign a_is0_2 = a[22:0] == 23'h0;
+assign a_sign = a[31];
+assign a_inf = a_is255 & a_is0_2;
+assign a_nan = a_is255 & (~a_is0_2);
+assign a_sig = {(~a_is0), a[22:0]};
+assign a_exp = a_is0 ? 8'h1 : a[30:23];
+assign b_is0 = b[30:23] == 8'h0;
+assign b_is255 = b[30:23] == 8'hff;
+assign b_is0_2 = b[22:0] == 23'h0;
+assign b_sign = b[31];
+assign b_inf = b_is255 & b_is0_2;
+assign b_nan = b_is255 & (~b_is0_2);
+assign b_sig = {(~b_is0), b[22:0]};
+assign b_exp = b_is0 ? 8'h1 : b[30:23];
 assign opposite = a_sign ^ b_sign;
 assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
 assign inf = a_inf | b_inf;
 assign inf_sign = a_inf ? a_sign : b_sign;
 assign zero_sign = a_sign & b_sign;
-assign swap = s_axis_tdata[30:0] < s_axis_tdata[158:128];
+assign swap = a[30:0] < b[30:0];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign = swap_d1 ? b_sign_d1 : a_sign_d1;
@@ -3602,2087 +1129,772 @@ assign rounded = packed_d1 + ({31'h0, increment_d1});
 assign overflow = overflow_before_d1 | (~(rounded[31:23] < 9'hff));
 assign result = nan_d6 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d6, 31'h0}) : ({(inf_d6 ? inf_sign_d6 : big_sign_d5), ((overflow | inf_d6) ? 31'h7f800000 : rounded[30:0])}));
 
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0 = result[30:23] == 8'h0;
-assign result_is255 = result[30:23] == 8'hff;
-assign result_is0_2 = result[22:0] == 23'h0;
-assign a_sign_2 = result[31];
-assign a_inf_2 = result_is255 & result_is0_2;
-assign a_nan_2 = result_is255 & (~result_is0_2);
-assign a_sig_2 = {(~result_is0), result[22:0]};
-assign a_exp_2 = result_is0 ? 8'h1 : result[30:23];
-assign for_b_exp_is0 = s_axis_tdata_q_6[30:23] == 8'h0;
-assign for_b_inf_is255 = s_axis_tdata_q_6[30:23] == 8'hff;
-assign for_b_inf_is0 = s_axis_tdata_q_6[22:0] == 23'h0;
-assign b_sign_2 = s_axis_tdata_q_6[31];
-assign b_inf_2 = for_b_inf_is255 & for_b_inf_is0;
-assign b_nan_2 = for_b_inf_is255 & (~for_b_inf_is0);
-assign b_sig_2 = {(~for_b_exp_is0), s_axis_tdata_q_6[22:0]};
-assign b_exp_2 = for_b_exp_is0 ? 8'h1 : s_axis_tdata_q_6[30:23];
-assign opposite_2 = a_sign_2 ^ b_sign_2;
-assign nan_2 = a_nan_2 | b_nan_2 | (a_inf_2 & b_inf_2 & opposite_2);
-assign inf_2 = a_inf_2 | b_inf_2;
-assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
-assign zero_sign_2 = a_sign_2 & b_sign_2;
-assign swap_2 = result[30:0] < s_axis_tdata_q_6[30:0];
+always @(posedge clk) begin
+    if (ce) swap_d1 <= swap;
+    if (ce) b_sign_d1 <= b_sign;
+    if (ce) a_sign_d1 <= a_sign;
+    if (ce) b_exp_d1 <= b_exp;
+    if (ce) a_exp_d1 <= a_exp;
+    if (ce) b_sig_d1 <= b_sig;
+    if (ce) a_sig_d1 <= a_sig;
+    if (ce) opposite_d1 <= opposite;
+    if (ce) opposite_d2 <= opposite_d1;
+    if (ce) big_padded_d1 <= big_padded;
+    if (ce) aligned_d1 <= aligned;
+    if (ce) sum_d1 <= sum;
+    if (ce) big_exp_d1 <= big_exp;
+    if (ce) big_exp_d2 <= big_exp_d1;
+    if (ce) left_d1 <= left;
+    if (ce) sum_d2 <= sum_d1;
+    if (ce) field_base_d1 <= field_base;
+    if (ce) field_base_d2 <= field_base_d1;
+    if (ce) field_base_d3 <= field_base_d2;
+    if (ce) normalized_d1 <= normalized;
+    if (ce) field_d1 <= field;
+    if (ce) increment_d1 <= increment;
+    if (ce) packed_d1 <= packed_2;
+    if (ce) overflow_before_d1 <= overflow_before;
+    if (ce) inf_d1 <= inf;
+    if (ce) inf_d2 <= inf_d1;
+    if (ce) inf_d3 <= inf_d2;
+    if (ce) inf_d4 <= inf_d3;
+    if (ce) inf_d5 <= inf_d4;
+    if (ce) inf_d6 <= inf_d5;
+    if (ce) inf_sign_d1 <= inf_sign;
+    if (ce) inf_sign_d2 <= inf_sign_d1;
+    if (ce) inf_sign_d3 <= inf_sign_d2;
+    if (ce) inf_sign_d4 <= inf_sign_d3;
+    if (ce) inf_sign_d5 <= inf_sign_d4;
+    if (ce) inf_sign_d6 <= inf_sign_d5;
+    if (ce) big_sign_d1 <= big_sign;
+    if (ce) big_sign_d2 <= big_sign_d1;
+    if (ce) big_sign_d3 <= big_sign_d2;
+    if (ce) big_sign_d4 <= big_sign_d3;
+    if (ce) big_sign_d5 <= big_sign_d4;
+    if (ce) zero_sign_d1 <= zero_sign;
+    if (ce) zero_sign_d2 <= zero_sign_d1;
+    if (ce) zero_sign_d3 <= zero_sign_d2;
+    if (ce) zero_sign_d4 <= zero_sign_d3;
+    if (ce) zero_sign_d5 <= zero_sign_d4;
+    if (ce) zero_sign_d6 <= zero_sign_d5;
+    if (ce) exact_zero_d1 <= exact_zero;
+    if (ce) exact_zero_d2 <= exact_zero_d1;
+    if (ce) exact_zero_d3 <= exact_zero_d2;
+    if (ce) nan_d1 <= nan;
+    if (ce) nan_d2 <= nan_d1;
+    if (ce) nan_d3 <= nan_d2;
+    if (ce) nan_d4 <= nan_d3;
+    if (ce) nan_d5 <= nan_d4;
+    if (ce) nan_d6 <= nan_d5;
+end
 
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_2 = swap_d1_2 ? b_sign_d1_2 : a_sign_d1_2;
-assign big_exp_2 = swap_d1_2 ? b_exp_d1_2 : a_exp_d1_2;
-assign small_exp_2 = swap_d1_2 ? a_exp_d1_2 : b_exp_d1_2;
-assign distance_2 = big_exp_2 - small_exp_2;
-assign big_sig_2 = swap_d1_2 ? b_sig_d1_2 : a_sig_d1_2;
-assign small_sig_2 = swap_d1_2 ? a_sig_d1_2 : b_sig_d1_2;
-assign amount_2 = (~(distance_2[7:5] == 3'h0)) ? 5'h1f : distance_2[4:0];
+assign y = result;
+endmodule
 
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_3 = {small_sig_2, 2'h0};
-assign amount_cat_3 = {1'h0, amount_2};
-assign small_sig_not_5 = ~(small_sig_cat_3[15:0] == 16'h0);
-assign small_sig_not_6 = ~(small_sig_cat_3[25:16] == 10'h0);
-assign small_sig_sel_31 = amount_cat_3[5] ? (amount_cat_3[4] ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_cat_3[4] & small_sig_not_5);
-assign small_sig_cat_4 = {15'h0, (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[25])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[24])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[23])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[22])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[21])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[20])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[19])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[18])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[17])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[16])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[15])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[14])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[13])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[12])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[11])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[10])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[25] : small_sig_cat_3[9])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[24] : small_sig_cat_3[8])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[23] : small_sig_cat_3[7])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[22] : small_sig_cat_3[6])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[21] : small_sig_cat_3[5])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[20] : small_sig_cat_3[4])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[19] : small_sig_cat_3[3])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[18] : small_sig_cat_3[2])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[17] : small_sig_cat_3[1])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[16] : small_sig_cat_3[0]))};
-assign small_sig_not_7 = ~(small_sig_cat_4[3:0] == 4'h0);
-assign small_sig_not_8 = ~(small_sig_cat_4[7:4] == 4'h0);
-assign for_align_sticky_sel_3 = amount_cat_3[2] ? (small_sig_not_7 | small_sig_not_8 | (~(small_sig_cat_4[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
-assign small_sig_sel_32 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[40] : small_sig_cat_4[36]) : (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]);
-assign small_sig_sel_33 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[39] : small_sig_cat_4[35]) : (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]);
-assign small_sig_sel_34 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[38] : small_sig_cat_4[34]) : (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]);
-assign small_sig_sel_35 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[37] : small_sig_cat_4[33]) : (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]);
-assign small_sig_sel_36 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[36] : small_sig_cat_4[32]) : (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]);
-assign small_sig_sel_37 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[35] : small_sig_cat_4[31]) : (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]);
-assign small_sig_sel_38 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[34] : small_sig_cat_4[30]) : (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]);
-assign small_sig_sel_39 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[33] : small_sig_cat_4[29]) : (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]);
-assign small_sig_sel_40 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]) : (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]);
-assign small_sig_sel_41 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]) : (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]);
-assign small_sig_sel_42 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]) : (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]);
-assign small_sig_sel_43 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]) : (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]);
-assign small_sig_sel_44 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]) : (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]);
-assign small_sig_sel_45 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]) : (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]);
-assign small_sig_sel_46 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]) : (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]);
-assign small_sig_sel_47 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]) : (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]);
-assign small_sig_sel_48 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]) : (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]);
-assign small_sig_sel_49 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]) : (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]);
-assign small_sig_sel_50 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]) : (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]);
-assign small_sig_sel_51 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]) : (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]);
-assign small_sig_sel_52 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]) : (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]);
-assign small_sig_sel_53 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]) : (amount_cat_3[2] ? small_sig_cat_4[11] : small_sig_cat_4[7]);
-assign small_sig_sel_54 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]) : (amount_cat_3[2] ? small_sig_cat_4[10] : small_sig_cat_4[6]);
-assign small_sig_sel_55 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]) : (amount_cat_3[2] ? small_sig_cat_4[9] : small_sig_cat_4[5]);
-assign small_sig_sel_56 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]) : (amount_cat_3[2] ? small_sig_cat_4[8] : small_sig_cat_4[4]);
-assign small_sig_sel_57 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]) : (amount_cat_3[2] ? small_sig_cat_4[7] : small_sig_cat_4[3]);
-assign small_sig_sel_58 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]) : (amount_cat_3[2] ? small_sig_cat_4[6] : small_sig_cat_4[2]);
-assign small_sig_sel_59 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]) : (amount_cat_3[2] ? small_sig_cat_4[5] : small_sig_cat_4[1]);
-assign small_sig_sel_60 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]) : (amount_cat_3[2] ? small_sig_cat_4[4] : small_sig_cat_4[0]);
-assign for_shifted_cat_2 = {small_sig_sel_32, small_sig_sel_33, small_sig_sel_34, small_sig_sel_35, small_sig_sel_36,
-    small_sig_sel_37, small_sig_sel_38, small_sig_sel_39, small_sig_sel_40, small_sig_sel_41,
-    small_sig_sel_42, small_sig_sel_43, small_sig_sel_44, small_sig_sel_45, small_sig_sel_46,
-    small_sig_sel_47, small_sig_sel_48, small_sig_sel_49, small_sig_sel_50, small_sig_sel_51,
-    small_sig_sel_52, small_sig_sel_53, small_sig_sel_54, small_sig_sel_55, small_sig_sel_56,
-    small_sig_sel_57, small_sig_sel_58, small_sig_sel_59, small_sig_sel_60};
-assign for_align_sticky_not_3 = ~(for_shifted_cat_2[0] == 1'h0);
-assign for_align_sticky_not_4 = ~(for_shifted_cat_2[1] == 1'h0);
-assign for_align_sticky_sel_4 = amount_cat_3[0] ? (for_align_sticky_not_3 | for_align_sticky_not_4 | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
-assign sel_39 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
-assign sel_40 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
-assign sel_41 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
-assign sel_42 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
-assign sel_43 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
-assign sel_44 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
-assign sel_45 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
-assign sel_46 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
-assign sel_47 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
-assign sel_48 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
-assign sel_49 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
-assign sel_50 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
-assign sel_51 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
-assign sel_52 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
-assign sel_53 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
-assign sel_54 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
-assign sel_55 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
-assign sel_56 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
-assign for_shifted_sel_9 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
-assign for_shifted_sel_10 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
-assign for_shifted_sel_11 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
-assign for_shifted_sel_12 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
-assign for_shifted_sel_13 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
-assign for_shifted_sel_14 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
-assign for_shifted_sel_15 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_cat_3[0] ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
-assign for_shifted_sel_16 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_cat_3[0] ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
-assign shifted_2 = {sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51,
-    sel_52, sel_53, sel_54, sel_55, sel_56, for_shifted_sel_9, for_shifted_sel_10, for_shifted_sel_11,
-    for_shifted_sel_12, for_shifted_sel_13, for_shifted_sel_14, for_shifted_sel_15, for_shifted_sel_16};
-assign amount_cat_4 = {small_sig_sel_31, (amount_cat_3[3] ? for_align_sticky_sel_3 : (amount_cat_3[2] & small_sig_not_7)),
-    (amount_cat_3[1] ? for_align_sticky_sel_4 : (amount_cat_3[0] & for_align_sticky_not_3))};
-assign align_sticky_2 = ~(amount_cat_4 == 3'h0);
-assign big_padded_2 = {1'h0, big_sig_2, 3'h0};
-assign aligned_2 = {1'h0, shifted_2, align_sticky_2};
-assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
+module allreduce_w128_allreduce_f32_x4(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tlast,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid,
+    m_axis_tlast
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    input wire s_axis_tlast;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [511:0] s_axis_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [511:0] m_axis_tdata;
+    output wire m_axis_tvalid;
+    output wire m_axis_tlast;
 
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d2_2}) + ({(aligned_d1_2 ^
-    ({opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2})),
-    opposite_d2_2});
-assign sum_2 = big_padded_d1_plus_2[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_2 = sum_d1_2 == 28'h0;
-assign sum_d1_cat_6 = {sum_d1_2, 4'hf};
-assign sum_d1_is0_9 = sum_d1_cat_6[31:30] == 2'h0;
-assign sum_d1_is0_10 = sum_d1_cat_6[27:26] == 2'h0;
-assign sum_d1_is0_11 = sum_d1_cat_6[23:22] == 2'h0;
-assign sum_d1_is0_12 = sum_d1_cat_6[19:18] == 2'h0;
-assign sum_d1_is0_13 = sum_d1_cat_6[15:14] == 2'h0;
-assign sum_d1_is0_14 = sum_d1_cat_6[11:10] == 2'h0;
-assign sum_d1_is0_15 = sum_d1_cat_6[7:6] == 2'h0;
-assign sum_d1_is0_16 = sum_d1_cat_6[3:2] == 2'h0;
-assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_cat_6[29:28] == 2'h0);
-assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_cat_6[29])}) : ({sum_d1_is0_9, (~sum_d1_cat_6[31])});
-assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_cat_6[25])}) : ({sum_d1_is0_10, (~sum_d1_cat_6[27])});
-assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_cat_6[21:20] == 2'h0);
-assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_cat_6[21])}) : ({sum_d1_is0_11, (~sum_d1_cat_6[23])});
-assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_cat_6[17])}) : ({sum_d1_is0_12, (~sum_d1_cat_6[19])});
-assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_cat_6[13:12] == 2'h0);
-assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_cat_6[13])}) : ({sum_d1_is0_13, (~sum_d1_cat_6[15])});
-assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_cat_6[9])}) : ({sum_d1_is0_14, (~sum_d1_cat_6[11])});
-assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_cat_6[5:4] == 2'h0);
-assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_cat_6[5])}) : ({sum_d1_is0_15, (~sum_d1_cat_6[7])});
-assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_cat_6[3])});
-assign sum_d1_and_12 = sum_d1_and_8 & sum_d1_is0_10 & (sum_d1_cat_6[25:24] == 2'h0);
-assign sum_d1_and_13 = sum_d1_and_10 & sum_d1_is0_14 & (sum_d1_cat_6[9:8] == 2'h0);
-assign sum_d1_and_14 = sum_d1_and_12 & sum_d1_and_9 & sum_d1_is0_12 & (sum_d1_cat_6[17:16] == 2'h0);
-assign sum_d1_cat_7 = {sum_d1_and_12, (sum_d1_and_9 ? ({sum_d1_and_9, sum_d1_sel_12}) : ({sum_d1_and_9, sum_d1_sel_11}))};
-assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel_10}) : ({sum_d1_and_8, sum_d1_sel_9}))};
-assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
-assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
-assign lz_2 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_2 = {1'h0, left_d1_2};
-assign sum_d2_cat_3 = {(left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[11] : sum_d2_2[27])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[10] : sum_d2_2[26])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[9] : sum_d2_2[25])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[8] : sum_d2_2[24])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[7] : sum_d2_2[23])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[6] : sum_d2_2[22])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[5] : sum_d2_2[21])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[4] : sum_d2_2[20])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[3] : sum_d2_2[19])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[2] : sum_d2_2[18])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[1] : sum_d2_2[17])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[0] : sum_d2_2[16])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[15])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[14])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[13])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[12])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[11])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[10])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[9])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[8])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[7])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[6])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[5])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[4])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[3])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[2])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[1])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[0]))};
-assign sum_d2_sel_21 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]) : (left_d1_cat_2[2] ? sum_d2_cat_3[23] : sum_d2_cat_3[27]);
-assign sum_d2_sel_22 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]) : (left_d1_cat_2[2] ? sum_d2_cat_3[22] : sum_d2_cat_3[26]);
-assign sum_d2_sel_23 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]) : (left_d1_cat_2[2] ? sum_d2_cat_3[21] : sum_d2_cat_3[25]);
-assign sum_d2_sel_24 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]) : (left_d1_cat_2[2] ? sum_d2_cat_3[20] : sum_d2_cat_3[24]);
-assign sum_d2_sel_25 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]) : (left_d1_cat_2[2] ? sum_d2_cat_3[19] : sum_d2_cat_3[23]);
-assign sum_d2_sel_26 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]) : (left_d1_cat_2[2] ? sum_d2_cat_3[18] : sum_d2_cat_3[22]);
-assign sum_d2_sel_27 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]) : (left_d1_cat_2[2] ? sum_d2_cat_3[17] : sum_d2_cat_3[21]);
-assign sum_d2_sel_28 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]) : (left_d1_cat_2[2] ? sum_d2_cat_3[16] : sum_d2_cat_3[20]);
-assign sum_d2_sel_29 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]) : (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]);
-assign sum_d2_sel_30 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]) : (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]);
-assign sum_d2_sel_31 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]) : (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]);
-assign sum_d2_sel_32 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]) : (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]);
-assign sum_d2_sel_33 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7]) : (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]);
-assign sum_d2_sel_34 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6]) : (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]);
-assign sum_d2_sel_35 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5]) : (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]);
-assign sum_d2_sel_36 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4]) : (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]);
-assign sum_d2_sel_37 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3]) : (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]);
-assign sum_d2_sel_38 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2]) : (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]);
-assign sum_d2_sel_39 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1]) : (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]);
-assign sum_d2_sel_40 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]) : (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]);
-assign sum_d2_cat_4 = {sum_d2_sel_21, sum_d2_sel_22, sum_d2_sel_23, sum_d2_sel_24, sum_d2_sel_25, sum_d2_sel_26,
-    sum_d2_sel_27, sum_d2_sel_28, sum_d2_sel_29, sum_d2_sel_30, sum_d2_sel_31, sum_d2_sel_32,
-    sum_d2_sel_33, sum_d2_sel_34, sum_d2_sel_35, sum_d2_sel_36, sum_d2_sel_37, sum_d2_sel_38,
-    sum_d2_sel_39, sum_d2_sel_40,
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]))};
-assign sel_57 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]) : (left_d1_cat_2[0] ? sum_d2_cat_4[26] : sum_d2_cat_4[27]);
-assign sel_58 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]) : (left_d1_cat_2[0] ? sum_d2_cat_4[25] : sum_d2_cat_4[26]);
-assign sel_59 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]) : (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]);
-assign sel_60 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]) : (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]);
-assign sel_61 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]) : (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]);
-assign sel_62 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]) : (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]);
-assign sel_63 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]) : (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]);
-assign sel_64 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]) : (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]);
-assign sel_65 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]) : (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]);
-assign sel_66 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]) : (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]);
-assign sel_67 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]) : (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]);
-assign sel_68 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]) : (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]);
-assign sel_69 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]) : (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]);
-assign sel_70 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]) : (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]);
-assign sel_71 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]) : (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]);
-assign sel_72 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]) : (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]);
-assign sel_73 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]) : (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]);
-assign sel_74 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]) : (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]);
-assign sel_75 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]) : (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]);
-assign sel_76 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]) : (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]);
-assign for_normalized_sel_7 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]) : (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]);
-assign for_normalized_sel_8 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]) : (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]);
-assign for_normalized_sel_9 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]) : (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]);
-assign for_normalized_sel_10 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]) : (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]);
-assign for_normalized_sel_11 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1]) : (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]);
-assign for_normalized_sel_12 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]) : (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]);
-assign normalized_2 = {sel_57, sel_58, sel_59, sel_60, sel_61, sel_62, sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69,
-    sel_70, sel_71, sel_72, sel_73, sel_74, sel_75, sel_76, for_normalized_sel_7, for_normalized_sel_8,
-    for_normalized_sel_9, for_normalized_sel_10, for_normalized_sel_11, for_normalized_sel_12,
-    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1])),
-    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]))};
-assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_2 = normalized_d1_2[26:4];
-assign guard_2 = normalized_d1_2[3];
-assign sticky_2 = ~(normalized_d1_2[2:0] == 3'h0);
-assign increment_2 = guard_2 & (sticky_2 | normalized_d1_2[4]);
-assign packed_3 = {field_d1_2, kept_2};
-assign overflow_before_2 = ~(field_d1_2 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_2 = packed_d1_2 + ({31'h0, increment_d1_2});
-assign overflow_2 = overflow_before_d1_2 | (~(rounded_2[31:23] < 9'hff));
-assign s0 = nan_d6_2 ? 32'h7fc00000 : (exact_zero_d3_2 ? ({zero_sign_d6_2, 31'h0}) : ({(inf_d6_2 ? inf_sign_d6_2 : big_sign_d5_2), ((overflow_2 | inf_d6_2) ? 31'h7f800000 : rounded_2[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0_5 = s_axis_tdata[62:55] == 8'h0;
-assign s_axis_tdata_is255_3 = s_axis_tdata[62:55] == 8'hff;
-assign s_axis_tdata_is0_6 = s_axis_tdata[54:32] == 23'h0;
-assign a_sign_3 = s_axis_tdata[63];
-assign a_inf_3 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
-assign a_nan_3 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
-assign a_sig_3 = {(~s_axis_tdata_is0_5), s_axis_tdata[54:32]};
-assign a_exp_3 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[62:55];
-assign s_axis_tdata_is0_7 = s_axis_tdata[190:183] == 8'h0;
-assign s_axis_tdata_is255_4 = s_axis_tdata[190:183] == 8'hff;
-assign s_axis_tdata_is0_8 = s_axis_tdata[182:160] == 23'h0;
-assign b_sign_3 = s_axis_tdata[191];
-assign b_inf_3 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
-assign b_nan_3 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
-assign b_sig_3 = {(~s_axis_tdata_is0_7), s_axis_tdata[182:160]};
-assign b_exp_3 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[190:183];
-assign opposite_3 = a_sign_3 ^ b_sign_3;
-assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite_3);
-assign inf_3 = a_inf_3 | b_inf_3;
-assign inf_sign_3 = a_inf_3 ? a_sign_3 : b_sign_3;
-assign zero_sign_3 = a_sign_3 & b_sign_3;
-assign swap_3 = s_axis_tdata[62:32] < s_axis_tdata[190:160];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_3 = swap_d1_3 ? b_sign_d1_3 : a_sign_d1_3;
-assign big_exp_3 = swap_d1_3 ? b_exp_d1_3 : a_exp_d1_3;
-assign small_exp_3 = swap_d1_3 ? a_exp_d1_3 : b_exp_d1_3;
-assign distance_3 = big_exp_3 - small_exp_3;
-assign big_sig_3 = swap_d1_3 ? b_sig_d1_3 : a_sig_d1_3;
-assign small_sig_3 = swap_d1_3 ? a_sig_d1_3 : b_sig_d1_3;
-assign amount_3 = (~(distance_3[7:5] == 3'h0)) ? 5'h1f : distance_3[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_5 = {small_sig_3, 2'h0};
-assign amount_cat_5 = {1'h0, amount_3};
-assign small_sig_not_9 = ~(small_sig_cat_5[15:0] == 16'h0);
-assign small_sig_not_10 = ~(small_sig_cat_5[25:16] == 10'h0);
-assign small_sig_sel_61 = amount_cat_5[5] ? (amount_cat_5[4] ? (small_sig_not_9 | small_sig_not_10) : (small_sig_not_9 | small_sig_not_10)) : (amount_cat_5[4] & small_sig_not_9);
-assign small_sig_cat_6 = {15'h0, (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[25])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[24])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[23])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[22])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[21])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[20])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[19])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[18])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[17])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[16])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[15])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[14])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[13])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[12])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[11])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[10])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[25] : small_sig_cat_5[9])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[24] : small_sig_cat_5[8])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[23] : small_sig_cat_5[7])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[22] : small_sig_cat_5[6])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[21] : small_sig_cat_5[5])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[20] : small_sig_cat_5[4])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[19] : small_sig_cat_5[3])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[18] : small_sig_cat_5[2])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[17] : small_sig_cat_5[1])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[16] : small_sig_cat_5[0]))};
-assign small_sig_not_11 = ~(small_sig_cat_6[3:0] == 4'h0);
-assign small_sig_not_12 = ~(small_sig_cat_6[7:4] == 4'h0);
-assign for_align_sticky_sel_5 = amount_cat_5[2] ? (small_sig_not_11 | small_sig_not_12 | (~(small_sig_cat_6[11:8] == 4'h0))) : (small_sig_not_11 | small_sig_not_12);
-assign small_sig_sel_62 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[40] : small_sig_cat_6[36]) : (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]);
-assign small_sig_sel_63 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[39] : small_sig_cat_6[35]) : (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]);
-assign small_sig_sel_64 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[38] : small_sig_cat_6[34]) : (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]);
-assign small_sig_sel_65 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[37] : small_sig_cat_6[33]) : (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]);
-assign small_sig_sel_66 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[36] : small_sig_cat_6[32]) : (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]);
-assign small_sig_sel_67 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[35] : small_sig_cat_6[31]) : (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]);
-assign small_sig_sel_68 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[34] : small_sig_cat_6[30]) : (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]);
-assign small_sig_sel_69 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[33] : small_sig_cat_6[29]) : (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]);
-assign small_sig_sel_70 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]) : (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]);
-assign small_sig_sel_71 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]) : (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]);
-assign small_sig_sel_72 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]) : (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]);
-assign small_sig_sel_73 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]) : (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]);
-assign small_sig_sel_74 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]) : (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]);
-assign small_sig_sel_75 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]) : (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]);
-assign small_sig_sel_76 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]) : (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]);
-assign small_sig_sel_77 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]) : (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]);
-assign small_sig_sel_78 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]) : (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]);
-assign small_sig_sel_79 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]) : (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]);
-assign small_sig_sel_80 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]) : (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]);
-assign small_sig_sel_81 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]) : (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]);
-assign small_sig_sel_82 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]) : (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]);
-assign small_sig_sel_83 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]) : (amount_cat_5[2] ? small_sig_cat_6[11] : small_sig_cat_6[7]);
-assign small_sig_sel_84 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]) : (amount_cat_5[2] ? small_sig_cat_6[10] : small_sig_cat_6[6]);
-assign small_sig_sel_85 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]) : (amount_cat_5[2] ? small_sig_cat_6[9] : small_sig_cat_6[5]);
-assign small_sig_sel_86 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]) : (amount_cat_5[2] ? small_sig_cat_6[8] : small_sig_cat_6[4]);
-assign small_sig_sel_87 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]) : (amount_cat_5[2] ? small_sig_cat_6[7] : small_sig_cat_6[3]);
-assign small_sig_sel_88 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]) : (amount_cat_5[2] ? small_sig_cat_6[6] : small_sig_cat_6[2]);
-assign small_sig_sel_89 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]) : (amount_cat_5[2] ? small_sig_cat_6[5] : small_sig_cat_6[1]);
-assign small_sig_sel_90 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]) : (amount_cat_5[2] ? small_sig_cat_6[4] : small_sig_cat_6[0]);
-assign for_shifted_cat_3 = {small_sig_sel_62, small_sig_sel_63, small_sig_sel_64, small_sig_sel_65, small_sig_sel_66,
-    small_sig_sel_67, small_sig_sel_68, small_sig_sel_69, small_sig_sel_70, small_sig_sel_71,
-    small_sig_sel_72, small_sig_sel_73, small_sig_sel_74, small_sig_sel_75, small_sig_sel_76,
-    small_sig_sel_77, small_sig_sel_78, small_sig_sel_79, small_sig_sel_80, small_sig_sel_81,
-    small_sig_sel_82, small_sig_sel_83, small_sig_sel_84, small_sig_sel_85, small_sig_sel_86,
-    small_sig_sel_87, small_sig_sel_88, small_sig_sel_89, small_sig_sel_90};
-assign for_align_sticky_not_5 = ~(for_shifted_cat_3[0] == 1'h0);
-assign for_align_sticky_not_6 = ~(for_shifted_cat_3[1] == 1'h0);
-assign for_align_sticky_sel_6 = amount_cat_5[0] ? (for_align_sticky_not_5 | for_align_sticky_not_6 | (~(for_shifted_cat_3[2] == 1'h0))) : (for_align_sticky_not_5 | for_align_sticky_not_6);
-assign sel_77 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[28] : for_shifted_cat_3[27]) : (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]);
-assign sel_78 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[27] : for_shifted_cat_3[26]) : (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]);
-assign sel_79 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]) : (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]);
-assign sel_80 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]) : (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]);
-assign sel_81 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]) : (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]);
-assign sel_82 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]) : (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]);
-assign sel_83 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]) : (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]);
-assign sel_84 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]) : (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]);
-assign sel_85 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]) : (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]);
-assign sel_86 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]) : (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]);
-assign sel_87 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]) : (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]);
-assign sel_88 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]) : (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]);
-assign sel_89 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]) : (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]);
-assign sel_90 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]) : (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]);
-assign sel_91 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]) : (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]);
-assign sel_92 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]) : (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]);
-assign sel_93 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]) : (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]);
-assign sel_94 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]) : (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]);
-assign for_shifted_sel_17 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]) : (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]);
-assign for_shifted_sel_18 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]) : (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]);
-assign for_shifted_sel_19 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]) : (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]);
-assign for_shifted_sel_20 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]) : (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]);
-assign for_shifted_sel_21 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]) : (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]);
-assign for_shifted_sel_22 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]) : (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]);
-assign for_shifted_sel_23 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]) : (amount_cat_5[0] ? for_shifted_cat_3[2] : for_shifted_cat_3[1]);
-assign for_shifted_sel_24 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]) : (amount_cat_5[0] ? for_shifted_cat_3[1] : for_shifted_cat_3[0]);
-assign shifted_3 = {sel_77, sel_78, sel_79, sel_80, sel_81, sel_82, sel_83, sel_84, sel_85, sel_86, sel_87, sel_88, sel_89,
-    sel_90, sel_91, sel_92, sel_93, sel_94, for_shifted_sel_17, for_shifted_sel_18, for_shifted_sel_19,
-    for_shifted_sel_20, for_shifted_sel_21, for_shifted_sel_22, for_shifted_sel_23, for_shifted_sel_24};
-assign amount_cat_6 = {small_sig_sel_61, (amount_cat_5[3] ? for_align_sticky_sel_5 : (amount_cat_5[2] & small_sig_not_11)),
-    (amount_cat_5[1] ? for_align_sticky_sel_6 : (amount_cat_5[0] & for_align_sticky_not_5))};
-assign align_sticky_3 = ~(amount_cat_6 == 3'h0);
-assign big_padded_3 = {1'h0, big_sig_3, 3'h0};
-assign aligned_3 = {1'h0, shifted_3, align_sticky_3};
-assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d2_3}) + ({(aligned_d1_3 ^
-    ({opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3})),
-    opposite_d2_3});
-assign sum_3 = big_padded_d1_plus_3[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_3 = sum_d1_3 == 28'h0;
-assign sum_d1_cat_11 = {sum_d1_3, 4'hf};
-assign sum_d1_is0_17 = sum_d1_cat_11[31:30] == 2'h0;
-assign sum_d1_is0_18 = sum_d1_cat_11[27:26] == 2'h0;
-assign sum_d1_is0_19 = sum_d1_cat_11[23:22] == 2'h0;
-assign sum_d1_is0_20 = sum_d1_cat_11[19:18] == 2'h0;
-assign sum_d1_is0_21 = sum_d1_cat_11[15:14] == 2'h0;
-assign sum_d1_is0_22 = sum_d1_cat_11[11:10] == 2'h0;
-assign sum_d1_is0_23 = sum_d1_cat_11[7:6] == 2'h0;
-assign sum_d1_is0_24 = sum_d1_cat_11[3:2] == 2'h0;
-assign sum_d1_and_15 = sum_d1_is0_17 & (sum_d1_cat_11[29:28] == 2'h0);
-assign sum_d1_sel_17 = sum_d1_is0_17 ? ({sum_d1_is0_17, (~sum_d1_cat_11[29])}) : ({sum_d1_is0_17, (~sum_d1_cat_11[31])});
-assign sum_d1_sel_18 = sum_d1_is0_18 ? ({sum_d1_is0_18, (~sum_d1_cat_11[25])}) : ({sum_d1_is0_18, (~sum_d1_cat_11[27])});
-assign sum_d1_and_16 = sum_d1_is0_19 & (sum_d1_cat_11[21:20] == 2'h0);
-assign sum_d1_sel_19 = sum_d1_is0_19 ? ({sum_d1_is0_19, (~sum_d1_cat_11[21])}) : ({sum_d1_is0_19, (~sum_d1_cat_11[23])});
-assign sum_d1_sel_20 = sum_d1_is0_20 ? ({sum_d1_is0_20, (~sum_d1_cat_11[17])}) : ({sum_d1_is0_20, (~sum_d1_cat_11[19])});
-assign sum_d1_and_17 = sum_d1_is0_21 & (sum_d1_cat_11[13:12] == 2'h0);
-assign sum_d1_sel_21 = sum_d1_is0_21 ? ({sum_d1_is0_21, (~sum_d1_cat_11[13])}) : ({sum_d1_is0_21, (~sum_d1_cat_11[15])});
-assign sum_d1_sel_22 = sum_d1_is0_22 ? ({sum_d1_is0_22, (~sum_d1_cat_11[9])}) : ({sum_d1_is0_22, (~sum_d1_cat_11[11])});
-assign sum_d1_and_18 = sum_d1_is0_23 & (sum_d1_cat_11[5:4] == 2'h0);
-assign sum_d1_sel_23 = sum_d1_is0_23 ? ({sum_d1_is0_23, (~sum_d1_cat_11[5])}) : ({sum_d1_is0_23, (~sum_d1_cat_11[7])});
-assign sum_d1_sel_24 = sum_d1_is0_24 ? ({sum_d1_is0_24, (~sum_d1_cat_11[1])}) : ({sum_d1_is0_24, (~sum_d1_cat_11[3])});
-assign sum_d1_and_19 = sum_d1_and_15 & sum_d1_is0_18 & (sum_d1_cat_11[25:24] == 2'h0);
-assign sum_d1_and_20 = sum_d1_and_17 & sum_d1_is0_22 & (sum_d1_cat_11[9:8] == 2'h0);
-assign sum_d1_and_21 = sum_d1_and_19 & sum_d1_and_16 & sum_d1_is0_20 & (sum_d1_cat_11[17:16] == 2'h0);
-assign sum_d1_cat_12 = {sum_d1_and_19, (sum_d1_and_16 ? ({sum_d1_and_16, sum_d1_sel_20}) : ({sum_d1_and_16, sum_d1_sel_19}))};
-assign sum_d1_cat_13 = {sum_d1_and_19, (sum_d1_and_15 ? ({sum_d1_and_15, sum_d1_sel_18}) : ({sum_d1_and_15, sum_d1_sel_17}))};
-assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
-assign sum_d1_cat_15 = {sum_d1_and_20, (sum_d1_and_17 ? ({sum_d1_and_17, sum_d1_sel_22}) : ({sum_d1_and_17, sum_d1_sel_21}))};
-assign lz_3 = sum_d1_and_21 ? ({sum_d1_and_21, (sum_d1_and_20 ? sum_d1_cat_14 : sum_d1_cat_15)}) : ({sum_d1_and_21, (sum_d1_and_19 ? sum_d1_cat_12 : sum_d1_cat_13)});
-assign left_3 = (({3'h0, lz_3}) < big_exp_d2_3) ? lz_3 : big_exp_d2_3[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_3 = {1'h0, left_d1_3};
-assign sum_d2_cat_5 = {(left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[11] : sum_d2_3[27])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[10] : sum_d2_3[26])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[9] : sum_d2_3[25])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[8] : sum_d2_3[24])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[7] : sum_d2_3[23])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[6] : sum_d2_3[22])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[5] : sum_d2_3[21])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[4] : sum_d2_3[20])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[3] : sum_d2_3[19])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[2] : sum_d2_3[18])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[1] : sum_d2_3[17])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[0] : sum_d2_3[16])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[15])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[14])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[13])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[12])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[11])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[10])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[9])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[8])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[7])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[6])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[5])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[4])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[3])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[2])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[1])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[0]))};
-assign sum_d2_sel_41 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]) : (left_d1_cat_3[2] ? sum_d2_cat_5[23] : sum_d2_cat_5[27]);
-assign sum_d2_sel_42 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]) : (left_d1_cat_3[2] ? sum_d2_cat_5[22] : sum_d2_cat_5[26]);
-assign sum_d2_sel_43 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]) : (left_d1_cat_3[2] ? sum_d2_cat_5[21] : sum_d2_cat_5[25]);
-assign sum_d2_sel_44 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]) : (left_d1_cat_3[2] ? sum_d2_cat_5[20] : sum_d2_cat_5[24]);
-assign sum_d2_sel_45 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]) : (left_d1_cat_3[2] ? sum_d2_cat_5[19] : sum_d2_cat_5[23]);
-assign sum_d2_sel_46 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]) : (left_d1_cat_3[2] ? sum_d2_cat_5[18] : sum_d2_cat_5[22]);
-assign sum_d2_sel_47 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]) : (left_d1_cat_3[2] ? sum_d2_cat_5[17] : sum_d2_cat_5[21]);
-assign sum_d2_sel_48 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]) : (left_d1_cat_3[2] ? sum_d2_cat_5[16] : sum_d2_cat_5[20]);
-assign sum_d2_sel_49 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]) : (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]);
-assign sum_d2_sel_50 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]) : (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]);
-assign sum_d2_sel_51 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]) : (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]);
-assign sum_d2_sel_52 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]) : (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]);
-assign sum_d2_sel_53 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7]) : (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]);
-assign sum_d2_sel_54 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6]) : (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]);
-assign sum_d2_sel_55 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5]) : (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]);
-assign sum_d2_sel_56 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4]) : (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]);
-assign sum_d2_sel_57 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3]) : (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]);
-assign sum_d2_sel_58 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2]) : (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]);
-assign sum_d2_sel_59 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1]) : (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]);
-assign sum_d2_sel_60 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]) : (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]);
-assign sum_d2_cat_6 = {sum_d2_sel_41, sum_d2_sel_42, sum_d2_sel_43, sum_d2_sel_44, sum_d2_sel_45, sum_d2_sel_46,
-    sum_d2_sel_47, sum_d2_sel_48, sum_d2_sel_49, sum_d2_sel_50, sum_d2_sel_51, sum_d2_sel_52,
-    sum_d2_sel_53, sum_d2_sel_54, sum_d2_sel_55, sum_d2_sel_56, sum_d2_sel_57, sum_d2_sel_58,
-    sum_d2_sel_59, sum_d2_sel_60,
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]))};
-assign sel_95 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]) : (left_d1_cat_3[0] ? sum_d2_cat_6[26] : sum_d2_cat_6[27]);
-assign sel_96 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]) : (left_d1_cat_3[0] ? sum_d2_cat_6[25] : sum_d2_cat_6[26]);
-assign sel_97 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]) : (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]);
-assign sel_98 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]) : (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]);
-assign sel_99 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]) : (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]);
-assign sel_100 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]) : (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]);
-assign sel_101 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]) : (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]);
-assign sel_102 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]) : (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]);
-assign sel_103 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]) : (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]);
-assign sel_104 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]) : (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]);
-assign sel_105 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]) : (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]);
-assign sel_106 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]) : (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]);
-assign sel_107 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]) : (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]);
-assign sel_108 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]) : (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]);
-assign sel_109 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]) : (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]);
-assign sel_110 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]) : (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]);
-assign sel_111 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]) : (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]);
-assign sel_112 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]) : (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]);
-assign sel_113 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]) : (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]);
-assign sel_114 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]) : (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]);
-assign for_normalized_sel_13 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]) : (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]);
-assign for_normalized_sel_14 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]) : (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]);
-assign for_normalized_sel_15 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]) : (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]);
-assign for_normalized_sel_16 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]) : (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]);
-assign for_normalized_sel_17 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1]) : (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]);
-assign for_normalized_sel_18 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]) : (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]);
-assign normalized_3 = {sel_95, sel_96, sel_97, sel_98, sel_99, sel_100, sel_101, sel_102, sel_103, sel_104, sel_105, sel_106,
-    sel_107, sel_108, sel_109, sel_110, sel_111, sel_112, sel_113, sel_114, for_normalized_sel_13,
-    for_normalized_sel_14, for_normalized_sel_15, for_normalized_sel_16, for_normalized_sel_17,
-    for_normalized_sel_18,
-    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1])),
-    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]))};
-assign field_3 = normalized_3[27] ? (field_base_d3_3 - ({4'h0, left_d1_3})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_3 = normalized_d1_3[26:4];
-assign guard_3 = normalized_d1_3[3];
-assign sticky_3 = ~(normalized_d1_3[2:0] == 3'h0);
-assign increment_3 = guard_3 & (sticky_3 | normalized_d1_3[4]);
-assign packed_4 = {field_d1_3, kept_3};
-assign overflow_before_3 = ~(field_d1_3 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_3 = packed_d1_3 + ({31'h0, increment_d1_3});
-assign overflow_3 = overflow_before_d1_3 | (~(rounded_3[31:23] < 9'hff));
-assign result_2 = nan_d6_3 ? 32'h7fc00000 : (exact_zero_d3_3 ? ({zero_sign_d6_3, 31'h0}) : ({(inf_d6_3 ? inf_sign_d6_3 : big_sign_d5_3), ((overflow_3 | inf_d6_3) ? 31'h7f800000 : rounded_3[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0_3 = result_2[30:23] == 8'h0;
-assign result_is255_2 = result_2[30:23] == 8'hff;
-assign result_is0_4 = result_2[22:0] == 23'h0;
-assign a_sign_4 = result_2[31];
-assign a_inf_4 = result_is255_2 & result_is0_4;
-assign a_nan_4 = result_is255_2 & (~result_is0_4);
-assign a_sig_4 = {(~result_is0_3), result_2[22:0]};
-assign a_exp_4 = result_is0_3 ? 8'h1 : result_2[30:23];
-assign for_b_exp_is0_2 = s_axis_tdata_q_12[30:23] == 8'h0;
-assign for_b_inf_is255_2 = s_axis_tdata_q_12[30:23] == 8'hff;
-assign for_b_inf_is0_2 = s_axis_tdata_q_12[22:0] == 23'h0;
-assign b_sign_4 = s_axis_tdata_q_12[31];
-assign b_inf_4 = for_b_inf_is255_2 & for_b_inf_is0_2;
-assign b_nan_4 = for_b_inf_is255_2 & (~for_b_inf_is0_2);
-assign b_sig_4 = {(~for_b_exp_is0_2), s_axis_tdata_q_12[22:0]};
-assign b_exp_4 = for_b_exp_is0_2 ? 8'h1 : s_axis_tdata_q_12[30:23];
-assign opposite_4 = a_sign_4 ^ b_sign_4;
-assign nan_4 = a_nan_4 | b_nan_4 | (a_inf_4 & b_inf_4 & opposite_4);
-assign inf_4 = a_inf_4 | b_inf_4;
-assign inf_sign_4 = a_inf_4 ? a_sign_4 : b_sign_4;
-assign zero_sign_4 = a_sign_4 & b_sign_4;
-assign swap_4 = result_2[30:0] < s_axis_tdata_q_12[30:0];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_4 = swap_d1_4 ? b_sign_d1_4 : a_sign_d1_4;
-assign big_exp_4 = swap_d1_4 ? b_exp_d1_4 : a_exp_d1_4;
-assign small_exp_4 = swap_d1_4 ? a_exp_d1_4 : b_exp_d1_4;
-assign distance_4 = big_exp_4 - small_exp_4;
-assign big_sig_4 = swap_d1_4 ? b_sig_d1_4 : a_sig_d1_4;
-assign small_sig_4 = swap_d1_4 ? a_sig_d1_4 : b_sig_d1_4;
-assign amount_4 = (~(distance_4[7:5] == 3'h0)) ? 5'h1f : distance_4[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_7 = {small_sig_4, 2'h0};
-assign amount_cat_7 = {1'h0, amount_4};
-assign small_sig_not_13 = ~(small_sig_cat_7[15:0] == 16'h0);
-assign small_sig_not_14 = ~(small_sig_cat_7[25:16] == 10'h0);
-assign small_sig_sel_91 = amount_cat_7[5] ? (amount_cat_7[4] ? (small_sig_not_13 | small_sig_not_14) : (small_sig_not_13 | small_sig_not_14)) : (amount_cat_7[4] & small_sig_not_13);
-assign small_sig_cat_8 = {15'h0, (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[25])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[24])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[23])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[22])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[21])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[20])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[19])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[18])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[17])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[16])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[15])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[14])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[13])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[12])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[11])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[10])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[25] : small_sig_cat_7[9])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[24] : small_sig_cat_7[8])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[23] : small_sig_cat_7[7])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[22] : small_sig_cat_7[6])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[21] : small_sig_cat_7[5])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[20] : small_sig_cat_7[4])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[19] : small_sig_cat_7[3])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[18] : small_sig_cat_7[2])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[17] : small_sig_cat_7[1])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[16] : small_sig_cat_7[0]))};
-assign small_sig_not_15 = ~(small_sig_cat_8[3:0] == 4'h0);
-assign small_sig_not_16 = ~(small_sig_cat_8[7:4] == 4'h0);
-assign for_align_sticky_sel_7 = amount_cat_7[2] ? (small_sig_not_15 | small_sig_not_16 | (~(small_sig_cat_8[11:8] == 4'h0))) : (small_sig_not_15 | small_sig_not_16);
-assign small_sig_sel_92 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[40] : small_sig_cat_8[36]) : (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]);
-assign small_sig_sel_93 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[39] : small_sig_cat_8[35]) : (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]);
-assign small_sig_sel_94 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[38] : small_sig_cat_8[34]) : (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]);
-assign small_sig_sel_95 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[37] : small_sig_cat_8[33]) : (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]);
-assign small_sig_sel_96 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[36] : small_sig_cat_8[32]) : (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]);
-assign small_sig_sel_97 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[35] : small_sig_cat_8[31]) : (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]);
-assign small_sig_sel_98 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[34] : small_sig_cat_8[30]) : (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]);
-assign small_sig_sel_99 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[33] : small_sig_cat_8[29]) : (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]);
-assign small_sig_sel_100 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]) : (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]);
-assign small_sig_sel_101 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]) : (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]);
-assign small_sig_sel_102 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]) : (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]);
-assign small_sig_sel_103 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]) : (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]);
-assign small_sig_sel_104 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]) : (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]);
-assign small_sig_sel_105 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]) : (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]);
-assign small_sig_sel_106 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]) : (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]);
-assign small_sig_sel_107 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]) : (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]);
-assign small_sig_sel_108 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]) : (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]);
-assign small_sig_sel_109 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]) : (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]);
-assign small_sig_sel_110 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]) : (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]);
-assign small_sig_sel_111 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]) : (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]);
-assign small_sig_sel_112 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]) : (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]);
-assign small_sig_sel_113 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]) : (amount_cat_7[2] ? small_sig_cat_8[11] : small_sig_cat_8[7]);
-assign small_sig_sel_114 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]) : (amount_cat_7[2] ? small_sig_cat_8[10] : small_sig_cat_8[6]);
-assign small_sig_sel_115 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]) : (amount_cat_7[2] ? small_sig_cat_8[9] : small_sig_cat_8[5]);
-assign small_sig_sel_116 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]) : (amount_cat_7[2] ? small_sig_cat_8[8] : small_sig_cat_8[4]);
-assign small_sig_sel_117 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]) : (amount_cat_7[2] ? small_sig_cat_8[7] : small_sig_cat_8[3]);
-assign small_sig_sel_118 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]) : (amount_cat_7[2] ? small_sig_cat_8[6] : small_sig_cat_8[2]);
-assign small_sig_sel_119 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]) : (amount_cat_7[2] ? small_sig_cat_8[5] : small_sig_cat_8[1]);
-assign small_sig_sel_120 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]) : (amount_cat_7[2] ? small_sig_cat_8[4] : small_sig_cat_8[0]);
-assign for_shifted_cat_4 = {small_sig_sel_92, small_sig_sel_93, small_sig_sel_94, small_sig_sel_95, small_sig_sel_96,
-    small_sig_sel_97, small_sig_sel_98, small_sig_sel_99, small_sig_sel_100, small_sig_sel_101,
-    small_sig_sel_102, small_sig_sel_103, small_sig_sel_104, small_sig_sel_105, small_sig_sel_106,
-    small_sig_sel_107, small_sig_sel_108, small_sig_sel_109, small_sig_sel_110, small_sig_sel_111,
-    small_sig_sel_112, small_sig_sel_113, small_sig_sel_114, small_sig_sel_115, small_sig_sel_116,
-    small_sig_sel_117, small_sig_sel_118, small_sig_sel_119, small_sig_sel_120};
-assign for_align_sticky_not_7 = ~(for_shifted_cat_4[0] == 1'h0);
-assign for_align_sticky_not_8 = ~(for_shifted_cat_4[1] == 1'h0);
-assign for_align_sticky_sel_8 = amount_cat_7[0] ? (for_align_sticky_not_7 | for_align_sticky_not_8 | (~(for_shifted_cat_4[2] == 1'h0))) : (for_align_sticky_not_7 | for_align_sticky_not_8);
-assign sel_115 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[28] : for_shifted_cat_4[27]) : (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]);
-assign sel_116 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[27] : for_shifted_cat_4[26]) : (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]);
-assign sel_117 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]) : (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]);
-assign sel_118 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]) : (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]);
-assign sel_119 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]) : (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]);
-assign sel_120 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]) : (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]);
-assign sel_121 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]) : (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]);
-assign sel_122 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]) : (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]);
-assign sel_123 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]) : (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]);
-assign sel_124 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]) : (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]);
-assign sel_125 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]) : (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]);
-assign sel_126 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]) : (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]);
-assign sel_127 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]) : (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]);
-assign sel_128 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]) : (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]);
-assign sel_129 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]) : (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]);
-assign sel_130 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]) : (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]);
-assign sel_131 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]) : (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]);
-assign sel_132 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]) : (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]);
-assign for_shifted_sel_25 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]) : (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]);
-assign for_shifted_sel_26 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]) : (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]);
-assign for_shifted_sel_27 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]) : (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]);
-assign for_shifted_sel_28 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]) : (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]);
-assign for_shifted_sel_29 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]) : (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]);
-assign for_shifted_sel_30 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]) : (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]);
-assign for_shifted_sel_31 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]) : (amount_cat_7[0] ? for_shifted_cat_4[2] : for_shifted_cat_4[1]);
-assign for_shifted_sel_32 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]) : (amount_cat_7[0] ? for_shifted_cat_4[1] : for_shifted_cat_4[0]);
-assign shifted_4 = {sel_115, sel_116, sel_117, sel_118, sel_119, sel_120, sel_121, sel_122, sel_123, sel_124, sel_125,
-    sel_126, sel_127, sel_128, sel_129, sel_130, sel_131, sel_132, for_shifted_sel_25,
-    for_shifted_sel_26, for_shifted_sel_27, for_shifted_sel_28, for_shifted_sel_29, for_shifted_sel_30,
-    for_shifted_sel_31, for_shifted_sel_32};
-assign amount_cat_8 = {small_sig_sel_91, (amount_cat_7[3] ? for_align_sticky_sel_7 : (amount_cat_7[2] & small_sig_not_15)),
-    (amount_cat_7[1] ? for_align_sticky_sel_8 : (amount_cat_7[0] & for_align_sticky_not_7))};
-assign align_sticky_4 = ~(amount_cat_8 == 3'h0);
-assign big_padded_4 = {1'h0, big_sig_4, 3'h0};
-assign aligned_4 = {1'h0, shifted_4, align_sticky_4};
-assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d2_4}) + ({(aligned_d1_4 ^
-    ({opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4})),
-    opposite_d2_4});
-assign sum_4 = big_padded_d1_plus_4[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_4 = sum_d1_4 == 28'h0;
-assign sum_d1_cat_16 = {sum_d1_4, 4'hf};
-assign sum_d1_is0_25 = sum_d1_cat_16[31:30] == 2'h0;
-assign sum_d1_is0_26 = sum_d1_cat_16[27:26] == 2'h0;
-assign sum_d1_is0_27 = sum_d1_cat_16[23:22] == 2'h0;
-assign sum_d1_is0_28 = sum_d1_cat_16[19:18] == 2'h0;
-assign sum_d1_is0_29 = sum_d1_cat_16[15:14] == 2'h0;
-assign sum_d1_is0_30 = sum_d1_cat_16[11:10] == 2'h0;
-assign sum_d1_is0_31 = sum_d1_cat_16[7:6] == 2'h0;
-assign sum_d1_is0_32 = sum_d1_cat_16[3:2] == 2'h0;
-assign sum_d1_and_22 = sum_d1_is0_25 & (sum_d1_cat_16[29:28] == 2'h0);
-assign sum_d1_sel_25 = sum_d1_is0_25 ? ({sum_d1_is0_25, (~sum_d1_cat_16[29])}) : ({sum_d1_is0_25, (~sum_d1_cat_16[31])});
-assign sum_d1_sel_26 = sum_d1_is0_26 ? ({sum_d1_is0_26, (~sum_d1_cat_16[25])}) : ({sum_d1_is0_26, (~sum_d1_cat_16[27])});
-assign sum_d1_and_23 = sum_d1_is0_27 & (sum_d1_cat_16[21:20] == 2'h0);
-assign sum_d1_sel_27 = sum_d1_is0_27 ? ({sum_d1_is0_27, (~sum_d1_cat_16[21])}) : ({sum_d1_is0_27, (~sum_d1_cat_16[23])});
-assign sum_d1_sel_28 = sum_d1_is0_28 ? ({sum_d1_is0_28, (~sum_d1_cat_16[17])}) : ({sum_d1_is0_28, (~sum_d1_cat_16[19])});
-assign sum_d1_and_24 = sum_d1_is0_29 & (sum_d1_cat_16[13:12] == 2'h0);
-assign sum_d1_sel_29 = sum_d1_is0_29 ? ({sum_d1_is0_29, (~sum_d1_cat_16[13])}) : ({sum_d1_is0_29, (~sum_d1_cat_16[15])});
-assign sum_d1_sel_30 = sum_d1_is0_30 ? ({sum_d1_is0_30, (~sum_d1_cat_16[9])}) : ({sum_d1_is0_30, (~sum_d1_cat_16[11])});
-assign sum_d1_and_25 = sum_d1_is0_31 & (sum_d1_cat_16[5:4] == 2'h0);
-assign sum_d1_sel_31 = sum_d1_is0_31 ? ({sum_d1_is0_31, (~sum_d1_cat_16[5])}) : ({sum_d1_is0_31, (~sum_d1_cat_16[7])});
-assign sum_d1_sel_32 = sum_d1_is0_32 ? ({sum_d1_is0_32, (~sum_d1_cat_16[1])}) : ({sum_d1_is0_32, (~sum_d1_cat_16[3])});
-assign sum_d1_and_26 = sum_d1_and_22 & sum_d1_is0_26 & (sum_d1_cat_16[25:24] == 2'h0);
-assign sum_d1_and_27 = sum_d1_and_24 & sum_d1_is0_30 & (sum_d1_cat_16[9:8] == 2'h0);
-assign sum_d1_and_28 = sum_d1_and_26 & sum_d1_and_23 & sum_d1_is0_28 & (sum_d1_cat_16[17:16] == 2'h0);
-assign sum_d1_cat_17 = {sum_d1_and_26, (sum_d1_and_23 ? ({sum_d1_and_23, sum_d1_sel_28}) : ({sum_d1_and_23, sum_d1_sel_27}))};
-assign sum_d1_cat_18 = {sum_d1_and_26, (sum_d1_and_22 ? ({sum_d1_and_22, sum_d1_sel_26}) : ({sum_d1_and_22, sum_d1_sel_25}))};
-assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
-assign sum_d1_cat_20 = {sum_d1_and_27, (sum_d1_and_24 ? ({sum_d1_and_24, sum_d1_sel_30}) : ({sum_d1_and_24, sum_d1_sel_29}))};
-assign lz_4 = sum_d1_and_28 ? ({sum_d1_and_28, (sum_d1_and_27 ? sum_d1_cat_19 : sum_d1_cat_20)}) : ({sum_d1_and_28, (sum_d1_and_26 ? sum_d1_cat_17 : sum_d1_cat_18)});
-assign left_4 = (({3'h0, lz_4}) < big_exp_d2_4) ? lz_4 : big_exp_d2_4[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_4 = {1'h0, left_d1_4};
-assign sum_d2_cat_7 = {(left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[11] : sum_d2_4[27])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[10] : sum_d2_4[26])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[9] : sum_d2_4[25])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[8] : sum_d2_4[24])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[7] : sum_d2_4[23])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[6] : sum_d2_4[22])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[5] : sum_d2_4[21])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[4] : sum_d2_4[20])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[3] : sum_d2_4[19])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[2] : sum_d2_4[18])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[1] : sum_d2_4[17])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[0] : sum_d2_4[16])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[15])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[14])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[13])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[12])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[11])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[10])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[9])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[8])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[7])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[6])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[5])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[4])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[3])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[2])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[1])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[0]))};
-assign sum_d2_sel_61 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]) : (left_d1_cat_4[2] ? sum_d2_cat_7[23] : sum_d2_cat_7[27]);
-assign sum_d2_sel_62 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]) : (left_d1_cat_4[2] ? sum_d2_cat_7[22] : sum_d2_cat_7[26]);
-assign sum_d2_sel_63 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]) : (left_d1_cat_4[2] ? sum_d2_cat_7[21] : sum_d2_cat_7[25]);
-assign sum_d2_sel_64 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]) : (left_d1_cat_4[2] ? sum_d2_cat_7[20] : sum_d2_cat_7[24]);
-assign sum_d2_sel_65 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]) : (left_d1_cat_4[2] ? sum_d2_cat_7[19] : sum_d2_cat_7[23]);
-assign sum_d2_sel_66 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]) : (left_d1_cat_4[2] ? sum_d2_cat_7[18] : sum_d2_cat_7[22]);
-assign sum_d2_sel_67 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]) : (left_d1_cat_4[2] ? sum_d2_cat_7[17] : sum_d2_cat_7[21]);
-assign sum_d2_sel_68 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]) : (left_d1_cat_4[2] ? sum_d2_cat_7[16] : sum_d2_cat_7[20]);
-assign sum_d2_sel_69 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]) : (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]);
-assign sum_d2_sel_70 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]) : (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]);
-assign sum_d2_sel_71 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]) : (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]);
-assign sum_d2_sel_72 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]) : (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]);
-assign sum_d2_sel_73 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7]) : (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]);
-assign sum_d2_sel_74 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6]) : (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]);
-assign sum_d2_sel_75 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5]) : (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]);
-assign sum_d2_sel_76 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4]) : (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]);
-assign sum_d2_sel_77 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3]) : (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]);
-assign sum_d2_sel_78 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2]) : (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]);
-assign sum_d2_sel_79 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1]) : (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]);
-assign sum_d2_sel_80 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]) : (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]);
-assign sum_d2_cat_8 = {sum_d2_sel_61, sum_d2_sel_62, sum_d2_sel_63, sum_d2_sel_64, sum_d2_sel_65, sum_d2_sel_66,
-    sum_d2_sel_67, sum_d2_sel_68, sum_d2_sel_69, sum_d2_sel_70, sum_d2_sel_71, sum_d2_sel_72,
-    sum_d2_sel_73, sum_d2_sel_74, sum_d2_sel_75, sum_d2_sel_76, sum_d2_sel_77, sum_d2_sel_78,
-    sum_d2_sel_79, sum_d2_sel_80,
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]))};
-assign sel_133 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]) : (left_d1_cat_4[0] ? sum_d2_cat_8[26] : sum_d2_cat_8[27]);
-assign sel_134 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]) : (left_d1_cat_4[0] ? sum_d2_cat_8[25] : sum_d2_cat_8[26]);
-assign sel_135 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]) : (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]);
-assign sel_136 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]) : (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]);
-assign sel_137 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]) : (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]);
-assign sel_138 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]) : (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]);
-assign sel_139 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]) : (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]);
-assign sel_140 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]) : (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]);
-assign sel_141 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]) : (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]);
-assign sel_142 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]) : (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]);
-assign sel_143 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]) : (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]);
-assign sel_144 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]) : (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]);
-assign sel_145 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]) : (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]);
-assign sel_146 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]) : (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]);
-assign sel_147 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]) : (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]);
-assign sel_148 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]) : (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]);
-assign sel_149 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]) : (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]);
-assign sel_150 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]) : (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]);
-assign sel_151 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]) : (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]);
-assign sel_152 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]) : (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]);
-assign for_normalized_sel_19 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]) : (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]);
-assign for_normalized_sel_20 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]) : (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]);
-assign for_normalized_sel_21 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]) : (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]);
-assign for_normalized_sel_22 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]) : (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]);
-assign for_normalized_sel_23 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1]) : (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]);
-assign for_normalized_sel_24 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]) : (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]);
-assign normalized_4 = {sel_133, sel_134, sel_135, sel_136, sel_137, sel_138, sel_139, sel_140, sel_141, sel_142, sel_143,
-    sel_144, sel_145, sel_146, sel_147, sel_148, sel_149, sel_150, sel_151, sel_152,
-    for_normalized_sel_19, for_normalized_sel_20, for_normalized_sel_21, for_normalized_sel_22,
-    for_normalized_sel_23, for_normalized_sel_24,
-    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1])),
-    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]))};
-assign field_4 = normalized_4[27] ? (field_base_d3_4 - ({4'h0, left_d1_4})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_4 = normalized_d1_4[26:4];
-assign guard_4 = normalized_d1_4[3];
-assign sticky_4 = ~(normalized_d1_4[2:0] == 3'h0);
-assign increment_4 = guard_4 & (sticky_4 | normalized_d1_4[4]);
-assign packed_5 = {field_d1_4, kept_4};
-assign overflow_before_4 = ~(field_d1_4 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_4 = packed_d1_4 + ({31'h0, increment_d1_4});
-assign overflow_4 = overflow_before_d1_4 | (~(rounded_4[31:23] < 9'hff));
-assign s1 = nan_d6_4 ? 32'h7fc00000 : (exact_zero_d3_4 ? ({zero_sign_d6_4, 31'h0}) : ({(inf_d6_4 ? inf_sign_d6_4 : big_sign_d5_4), ((overflow_4 | inf_d6_4) ? 31'h7f800000 : rounded_4[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0_9 = s_axis_tdata[94:87] == 8'h0;
-assign s_axis_tdata_is255_5 = s_axis_tdata[94:87] == 8'hff;
-assign s_axis_tdata_is0_10 = s_axis_tdata[86:64] == 23'h0;
-assign a_sign_5 = s_axis_tdata[95];
-assign a_inf_5 = s_axis_tdata_is255_5 & s_axis_tdata_is0_10;
-assign a_nan_5 = s_axis_tdata_is255_5 & (~s_axis_tdata_is0_10);
-assign a_sig_5 = {(~s_axis_tdata_is0_9), s_axis_tdata[86:64]};
-assign a_exp_5 = s_axis_tdata_is0_9 ? 8'h1 : s_axis_tdata[94:87];
-assign s_axis_tdata_is0_11 = s_axis_tdata[222:215] == 8'h0;
-assign s_axis_tdata_is255_6 = s_axis_tdata[222:215] == 8'hff;
-assign s_axis_tdata_is0_12 = s_axis_tdata[214:192] == 23'h0;
-assign b_sign_5 = s_axis_tdata[223];
-assign b_inf_5 = s_axis_tdata_is255_6 & s_axis_tdata_is0_12;
-assign b_nan_5 = s_axis_tdata_is255_6 & (~s_axis_tdata_is0_12);
-assign b_sig_5 = {(~s_axis_tdata_is0_11), s_axis_tdata[214:192]};
-assign b_exp_5 = s_axis_tdata_is0_11 ? 8'h1 : s_axis_tdata[222:215];
-assign opposite_5 = a_sign_5 ^ b_sign_5;
-assign nan_5 = a_nan_5 | b_nan_5 | (a_inf_5 & b_inf_5 & opposite_5);
-assign inf_5 = a_inf_5 | b_inf_5;
-assign inf_sign_5 = a_inf_5 ? a_sign_5 : b_sign_5;
-assign zero_sign_5 = a_sign_5 & b_sign_5;
-assign swap_5 = s_axis_tdata[94:64] < s_axis_tdata[222:192];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_5 = swap_d1_5 ? b_sign_d1_5 : a_sign_d1_5;
-assign big_exp_5 = swap_d1_5 ? b_exp_d1_5 : a_exp_d1_5;
-assign small_exp_5 = swap_d1_5 ? a_exp_d1_5 : b_exp_d1_5;
-assign distance_5 = big_exp_5 - small_exp_5;
-assign big_sig_5 = swap_d1_5 ? b_sig_d1_5 : a_sig_d1_5;
-assign small_sig_5 = swap_d1_5 ? a_sig_d1_5 : b_sig_d1_5;
-assign amount_5 = (~(distance_5[7:5] == 3'h0)) ? 5'h1f : distance_5[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_9 = {small_sig_5, 2'h0};
-assign amount_cat_9 = {1'h0, amount_5};
-assign small_sig_not_17 = ~(small_sig_cat_9[15:0] == 16'h0);
-assign small_sig_not_18 = ~(small_sig_cat_9[25:16] == 10'h0);
-assign small_sig_sel_121 = amount_cat_9[5] ? (amount_cat_9[4] ? (small_sig_not_17 | small_sig_not_18) : (small_sig_not_17 | small_sig_not_18)) : (amount_cat_9[4] & small_sig_not_17);
-assign small_sig_cat_10 = {15'h0, (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[25])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[24])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[23])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[22])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[21])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[20])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[19])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[18])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[17])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[16])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[15])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[14])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[13])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[12])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[11])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[10])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[25] : small_sig_cat_9[9])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[24] : small_sig_cat_9[8])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[23] : small_sig_cat_9[7])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[22] : small_sig_cat_9[6])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[21] : small_sig_cat_9[5])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[20] : small_sig_cat_9[4])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[19] : small_sig_cat_9[3])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[18] : small_sig_cat_9[2])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[17] : small_sig_cat_9[1])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[16] : small_sig_cat_9[0]))};
-assign small_sig_not_19 = ~(small_sig_cat_10[3:0] == 4'h0);
-assign small_sig_not_20 = ~(small_sig_cat_10[7:4] == 4'h0);
-assign for_align_sticky_sel_9 = amount_cat_9[2] ? (small_sig_not_19 | small_sig_not_20 | (~(small_sig_cat_10[11:8] == 4'h0))) : (small_sig_not_19 | small_sig_not_20);
-assign small_sig_sel_122 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[40] : small_sig_cat_10[36]) : (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]);
-assign small_sig_sel_123 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[39] : small_sig_cat_10[35]) : (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]);
-assign small_sig_sel_124 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[38] : small_sig_cat_10[34]) : (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]);
-assign small_sig_sel_125 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[37] : small_sig_cat_10[33]) : (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]);
-assign small_sig_sel_126 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[36] : small_sig_cat_10[32]) : (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]);
-assign small_sig_sel_127 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[35] : small_sig_cat_10[31]) : (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]);
-assign small_sig_sel_128 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[34] : small_sig_cat_10[30]) : (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]);
-assign small_sig_sel_129 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[33] : small_sig_cat_10[29]) : (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]);
-assign small_sig_sel_130 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]) : (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]);
-assign small_sig_sel_131 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]) : (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]);
-assign small_sig_sel_132 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]) : (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]);
-assign small_sig_sel_133 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]) : (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]);
-assign small_sig_sel_134 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]) : (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]);
-assign small_sig_sel_135 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]) : (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]);
-assign small_sig_sel_136 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]) : (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]);
-assign small_sig_sel_137 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]) : (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]);
-assign small_sig_sel_138 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]) : (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]);
-assign small_sig_sel_139 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]) : (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]);
-assign small_sig_sel_140 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]) : (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]);
-assign small_sig_sel_141 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]) : (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]);
-assign small_sig_sel_142 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]) : (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]);
-assign small_sig_sel_143 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]) : (amount_cat_9[2] ? small_sig_cat_10[11] : small_sig_cat_10[7]);
-assign small_sig_sel_144 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]) : (amount_cat_9[2] ? small_sig_cat_10[10] : small_sig_cat_10[6]);
-assign small_sig_sel_145 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]) : (amount_cat_9[2] ? small_sig_cat_10[9] : small_sig_cat_10[5]);
-assign small_sig_sel_146 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]) : (amount_cat_9[2] ? small_sig_cat_10[8] : small_sig_cat_10[4]);
-assign small_sig_sel_147 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]) : (amount_cat_9[2] ? small_sig_cat_10[7] : small_sig_cat_10[3]);
-assign small_sig_sel_148 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]) : (amount_cat_9[2] ? small_sig_cat_10[6] : small_sig_cat_10[2]);
-assign small_sig_sel_149 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]) : (amount_cat_9[2] ? small_sig_cat_10[5] : small_sig_cat_10[1]);
-assign small_sig_sel_150 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]) : (amount_cat_9[2] ? small_sig_cat_10[4] : small_sig_cat_10[0]);
-assign for_shifted_cat_5 = {small_sig_sel_122, small_sig_sel_123, small_sig_sel_124, small_sig_sel_125, small_sig_sel_126,
-    small_sig_sel_127, small_sig_sel_128, small_sig_sel_129, small_sig_sel_130, small_sig_sel_131,
-    small_sig_sel_132, small_sig_sel_133, small_sig_sel_134, small_sig_sel_135, small_sig_sel_136,
-    small_sig_sel_137, small_sig_sel_138, small_sig_sel_139, small_sig_sel_140, small_sig_sel_141,
-    small_sig_sel_142, small_sig_sel_143, small_sig_sel_144, small_sig_sel_145, small_sig_sel_146,
-    small_sig_sel_147, small_sig_sel_148, small_sig_sel_149, small_sig_sel_150};
-assign for_align_sticky_not_9 = ~(for_shifted_cat_5[0] == 1'h0);
-assign for_align_sticky_not_10 = ~(for_shifted_cat_5[1] == 1'h0);
-assign for_align_sticky_sel_10 = amount_cat_9[0] ? (for_align_sticky_not_9 | for_align_sticky_not_10 | (~(for_shifted_cat_5[2] == 1'h0))) : (for_align_sticky_not_9 | for_align_sticky_not_10);
-assign sel_153 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[28] : for_shifted_cat_5[27]) : (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]);
-assign sel_154 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[27] : for_shifted_cat_5[26]) : (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]);
-assign sel_155 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]) : (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]);
-assign sel_156 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]) : (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]);
-assign sel_157 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]) : (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]);
-assign sel_158 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]) : (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]);
-assign sel_159 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]) : (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]);
-assign sel_160 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]) : (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]);
-assign sel_161 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]) : (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]);
-assign sel_162 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]) : (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]);
-assign sel_163 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]) : (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]);
-assign sel_164 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]) : (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]);
-assign sel_165 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]) : (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]);
-assign sel_166 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]) : (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]);
-assign sel_167 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]) : (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]);
-assign sel_168 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]) : (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]);
-assign sel_169 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]) : (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]);
-assign sel_170 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]) : (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]);
-assign for_shifted_sel_33 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]) : (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]);
-assign for_shifted_sel_34 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]) : (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]);
-assign for_shifted_sel_35 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]) : (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]);
-assign for_shifted_sel_36 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]) : (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]);
-assign for_shifted_sel_37 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]) : (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]);
-assign for_shifted_sel_38 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]) : (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]);
-assign for_shifted_sel_39 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]) : (amount_cat_9[0] ? for_shifted_cat_5[2] : for_shifted_cat_5[1]);
-assign for_shifted_sel_40 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]) : (amount_cat_9[0] ? for_shifted_cat_5[1] : for_shifted_cat_5[0]);
-assign shifted_5 = {sel_153, sel_154, sel_155, sel_156, sel_157, sel_158, sel_159, sel_160, sel_161, sel_162, sel_163,
-    sel_164, sel_165, sel_166, sel_167, sel_168, sel_169, sel_170, for_shifted_sel_33,
-    for_shifted_sel_34, for_shifted_sel_35, for_shifted_sel_36, for_shifted_sel_37, for_shifted_sel_38,
-    for_shifted_sel_39, for_shifted_sel_40};
-assign amount_cat_10 = {small_sig_sel_121, (amount_cat_9[3] ? for_align_sticky_sel_9 : (amount_cat_9[2] & small_sig_not_19)),
-    (amount_cat_9[1] ? for_align_sticky_sel_10 : (amount_cat_9[0] & for_align_sticky_not_9))};
-assign align_sticky_5 = ~(amount_cat_10 == 3'h0);
-assign big_padded_5 = {1'h0, big_sig_5, 3'h0};
-assign aligned_5 = {1'h0, shifted_5, align_sticky_5};
-assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d2_5}) + ({(aligned_d1_5 ^
-    ({opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
-    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
-    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
-    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
-    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5})),
-    opposite_d2_5});
-assign sum_5 = big_padded_d1_plus_5[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_5 = sum_d1_5 == 28'h0;
-assign sum_d1_cat_21 = {sum_d1_5, 4'hf};
-assign sum_d1_is0_33 = sum_d1_cat_21[31:30] == 2'h0;
-assign sum_d1_is0_34 = sum_d1_cat_21[27:26] == 2'h0;
-assign sum_d1_is0_35 = sum_d1_cat_21[23:22] == 2'h0;
-assign sum_d1_is0_36 = sum_d1_cat_21[19:18] == 2'h0;
-assign sum_d1_is0_37 = sum_d1_cat_21[15:14] == 2'h0;
-assign sum_d1_is0_38 = sum_d1_cat_21[11:10] == 2'h0;
-assign sum_d1_is0_39 = sum_d1_cat_21[7:6] == 2'h0;
-assign sum_d1_is0_40 = sum_d1_cat_21[3:2] == 2'h0;
-assign sum_d1_and_29 = sum_d1_is0_33 & (sum_d1_cat_21[29:28] == 2'h0);
-assign sum_d1_sel_33 = sum_d1_is0_33 ? ({sum_d1_is0_33, (~sum_d1_cat_21[29])}) : ({sum_d1_is0_33, (~sum_d1_cat_21[31])});
-assign sum_d1_sel_34 = sum_d1_is0_34 ? ({sum_d1_is0_34, (~sum_d1_cat_21[25])}) : ({sum_d1_is0_34, (~sum_d1_cat_21[27])});
-assign sum_d1_and_30 = sum_d1_is0_35 & (sum_d1_cat_21[21:20] == 2'h0);
-assign sum_d1_sel_35 = sum_d1_is0_35 ? ({sum_d1_is0_35, (~sum_d1_cat_21[21])}) : ({sum_d1_is0_35, (~sum_d1_cat_21[23])});
-assign sum_d1_sel_36 = sum_d1_is0_36 ? ({sum_d1_is0_36, (~sum_d1_cat_21[17])}) : ({sum_d1_is0_36, (~sum_d1_cat_21[19])});
-assign sum_d1_and_31 = sum_d1_is0_37 & (sum_d1_cat_21[13:12] == 2'h0);
-assign sum_d1_sel_37 = sum_d1_is0_37 ? ({sum_d1_is0_37, (~sum_d1_cat_21[13])}) : ({sum_d1_is0_37, (~sum_d1_cat_21[15])});
-assign sum_d1_sel_38 = sum_d1_is0_38 ? ({sum_d1_is0_38, (~sum_d1_cat_21[9])}) : ({sum_d1_is0_38, (~sum_d1_cat_21[11])});
-assign sum_d1_and_32 = sum_d1_is0_39 & (sum_d1_cat_21[5:4] == 2'h0);
-assign sum_d1_sel_39 = sum_d1_is0_39 ? ({sum_d1_is0_39, (~sum_d1_cat_21[5])}) : ({sum_d1_is0_39, (~sum_d1_cat_21[7])});
-assign sum_d1_sel_40 = sum_d1_is0_40 ? ({sum_d1_is0_40, (~sum_d1_cat_21[1])}) : ({sum_d1_is0_40, (~sum_d1_cat_21[3])});
-assign sum_d1_and_33 = sum_d1_and_29 & sum_d1_is0_34 & (sum_d1_cat_21[25:24] == 2'h0);
-assign sum_d1_and_34 = sum_d1_and_31 & sum_d1_is0_38 & (sum_d1_cat_21[9:8] == 2'h0);
-assign sum_d1_and_35 = sum_d1_and_33 & sum_d1_and_30 & sum_d1_is0_36 & (sum_d1_cat_21[17:16] == 2'h0);
-assign sum_d1_cat_22 = {sum_d1_and_33, (sum_d1_and_30 ? ({sum_d1_and_30, sum_d1_sel_36}) : ({sum_d1_and_30, sum_d1_sel_35}))};
-assign sum_d1_cat_23 = {sum_d1_and_33, (sum_d1_and_29 ? ({sum_d1_and_29, sum_d1_sel_34}) : ({sum_d1_and_29, sum_d1_sel_33}))};
-assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
-assign sum_d1_cat_25 = {sum_d1_and_34, (sum_d1_and_31 ? ({sum_d1_and_31, sum_d1_sel_38}) : ({sum_d1_and_31, sum_d1_sel_37}))};
-assign lz_5 = sum_d1_and_35 ? ({sum_d1_and_35, (sum_d1_and_34 ? sum_d1_cat_24 : sum_d1_cat_25)}) : ({sum_d1_and_35, (sum_d1_and_33 ? sum_d1_cat_22 : sum_d1_cat_23)});
-assign left_5 = (({3'h0, lz_5}) < big_exp_d2_5) ? lz_5 : big_exp_d2_5[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_5 = {1'h0, left_d1_5};
-assign sum_d2_cat_9 = {(left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[11] : sum_d2_5[27])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[10] : sum_d2_5[26])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[9] : sum_d2_5[25])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[8] : sum_d2_5[24])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[7] : sum_d2_5[23])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[6] : sum_d2_5[22])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[5] : sum_d2_5[21])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[4] : sum_d2_5[20])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[3] : sum_d2_5[19])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[2] : sum_d2_5[18])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[1] : sum_d2_5[17])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[0] : sum_d2_5[16])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[15])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[14])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[13])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[12])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[11])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[10])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[9])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[8])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[7])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[6])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[5])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[4])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[3])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[2])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[1])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[0]))};
-assign sum_d2_sel_81 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]) : (left_d1_cat_5[2] ? sum_d2_cat_9[23] : sum_d2_cat_9[27]);
-assign sum_d2_sel_82 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]) : (left_d1_cat_5[2] ? sum_d2_cat_9[22] : sum_d2_cat_9[26]);
-assign sum_d2_sel_83 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]) : (left_d1_cat_5[2] ? sum_d2_cat_9[21] : sum_d2_cat_9[25]);
-assign sum_d2_sel_84 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]) : (left_d1_cat_5[2] ? sum_d2_cat_9[20] : sum_d2_cat_9[24]);
-assign sum_d2_sel_85 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]) : (left_d1_cat_5[2] ? sum_d2_cat_9[19] : sum_d2_cat_9[23]);
-assign sum_d2_sel_86 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]) : (left_d1_cat_5[2] ? sum_d2_cat_9[18] : sum_d2_cat_9[22]);
-assign sum_d2_sel_87 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]) : (left_d1_cat_5[2] ? sum_d2_cat_9[17] : sum_d2_cat_9[21]);
-assign sum_d2_sel_88 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]) : (left_d1_cat_5[2] ? sum_d2_cat_9[16] : sum_d2_cat_9[20]);
-assign sum_d2_sel_89 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]) : (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]);
-assign sum_d2_sel_90 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]) : (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]);
-assign sum_d2_sel_91 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]) : (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]);
-assign sum_d2_sel_92 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]) : (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]);
-assign sum_d2_sel_93 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7]) : (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]);
-assign sum_d2_sel_94 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6]) : (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]);
-assign sum_d2_sel_95 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5]) : (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]);
-assign sum_d2_sel_96 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4]) : (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]);
-assign sum_d2_sel_97 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3]) : (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]);
-assign sum_d2_sel_98 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2]) : (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]);
-assign sum_d2_sel_99 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1]) : (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]);
-assign sum_d2_sel_100 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]) : (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]);
-assign sum_d2_cat_10 = {sum_d2_sel_81, sum_d2_sel_82, sum_d2_sel_83, sum_d2_sel_84, sum_d2_sel_85, sum_d2_sel_86,
-    sum_d2_sel_87, sum_d2_sel_88, sum_d2_sel_89, sum_d2_sel_90, sum_d2_sel_91, sum_d2_sel_92,
-    sum_d2_sel_93, sum_d2_sel_94, sum_d2_sel_95, sum_d2_sel_96, sum_d2_sel_97, sum_d2_sel_98,
-    sum_d2_sel_99, sum_d2_sel_100,
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]))};
-assign sel_171 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]) : (left_d1_cat_5[0] ? sum_d2_cat_10[26] : sum_d2_cat_10[27]);
-assign sel_172 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]) : (left_d1_cat_5[0] ? sum_d2_cat_10[25] : sum_d2_cat_10[26]);
-assign sel_173 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]) : (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]);
-assign sel_174 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]) : (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]);
-assign sel_175 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]) : (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]);
-assign sel_176 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]) : (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]);
-assign sel_177 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]) : (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]);
-assign sel_178 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]) : (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]);
-assign sel_179 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]) : (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]);
-assign sel_180 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]) : (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]);
-assign sel_181 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]) : (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]);
-assign sel_182 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]) : (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]);
-assign sel_183 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]) : (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]);
-assign sel_184 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]) : (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]);
-assign sel_185 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]) : (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]);
-assign sel_186 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]) : (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]);
-assign sel_187 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]) : (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]);
-assign sel_188 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]) : (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]);
-assign sel_189 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]) : (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]);
-assign sel_190 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]) : (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]);
-assign for_normalized_sel_25 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]) : (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]);
-assign for_normalized_sel_26 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]) : (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]);
-assign for_normalized_sel_27 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]) : (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]);
-assign for_normalized_sel_28 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]) : (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]);
-assign for_normalized_sel_29 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1]) : (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]);
-assign for_normalized_sel_30 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]) : (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]);
-assign normalized_5 = {sel_171, sel_172, sel_173, sel_174, sel_175, sel_176, sel_177, sel_178, sel_179, sel_180, sel_181,
-    sel_182, sel_183, sel_184, sel_185, sel_186, sel_187, sel_188, sel_189, sel_190,
-    for_normalized_sel_25, for_normalized_sel_26, for_normalized_sel_27, for_normalized_sel_28,
-    for_normalized_sel_29, for_normalized_sel_30,
-    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1])),
-    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]))};
-assign field_5 = normalized_5[27] ? (field_base_d3_5 - ({4'h0, left_d1_5})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_5 = normalized_d1_5[26:4];
-assign guard_5 = normalized_d1_5[3];
-assign sticky_5 = ~(normalized_d1_5[2:0] == 3'h0);
-assign increment_5 = guard_5 & (sticky_5 | normalized_d1_5[4]);
-assign packed_6 = {field_d1_5, kept_5};
-assign overflow_before_5 = ~(field_d1_5 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_5 = packed_d1_5 + ({31'h0, increment_d1_5});
-assign overflow_5 = overflow_before_d1_5 | (~(rounded_5[31:23] < 9'hff));
-assign result_3 = nan_d6_5 ? 32'h7fc00000 : (exact_zero_d3_5 ? ({zero_sign_d6_5, 31'h0}) : ({(inf_d6_5 ? inf_sign_d6_5 : big_sign_d5_5), ((overflow_5 | inf_d6_5) ? 31'h7f800000 : rounded_5[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0_5 = result_3[30:23] == 8'h0;
-assign result_is255_3 = result_3[30:23] == 8'hff;
-assign result_is0_6 = result_3[22:0] == 23'h0;
-assign a_sign_6 = result_3[31];
-assign a_inf_6 = result_is255_3 & result_is0_6;
-assign a_nan_6 = result_is255_3 & (~result_is0_6);
-assign a_sig_6 = {(~result_is0_5), result_3[22:0]};
-assign a_exp_6 = result_is0_5 ? 8'h1 : result_3[30:23];
-assign for_b_exp_is0_3 = s_axis_tdata_q_18[30:23] == 8'h0;
-assign for_b_inf_is255_3 = s_axis_tdata_q_18[30:23] == 8'hff;
-assign for_b_inf_is0_3 = s_axis_tdata_q_18[22:0] == 23'h0;
-assign b_sign_6 = s_axis_tdata_q_18[31];
-assign b_inf_6 = for_b_inf_is255_3 & for_b_inf_is0_3;
-assign b_nan_6 = for_b_inf_is255_3 & (~for_b_inf_is0_3);
-assign b_sig_6 = {(~for_b_exp_is0_3), s_axis_tdata_q_18[22:0]};
-assign b_exp_6 = for_b_exp_is0_3 ? 8'h1 : s_axis_tdata_q_18[30:23];
-assign opposite_6 = a_sign_6 ^ b_sign_6;
-assign nan_6 = a_nan_6 | b_nan_6 | (a_inf_6 & b_inf_6 & opposite_6);
-assign inf_6 = a_inf_6 | b_inf_6;
-assign inf_sign_6 = a_inf_6 ? a_sign_6 : b_sign_6;
-assign zero_sign_6 = a_sign_6 & b_sign_6;
-assign swap_6 = result_3[30:0] < s_axis_tdata_q_18[30:0];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_6 = swap_d1_6 ? b_sign_d1_6 : a_sign_d1_6;
-assign big_exp_6 = swap_d1_6 ? b_exp_d1_6 : a_exp_d1_6;
-assign small_exp_6 = swap_d1_6 ? a_exp_d1_6 : b_exp_d1_6;
-assign distance_6 = big_exp_6 - small_exp_6;
-assign big_sig_6 = swap_d1_6 ? b_sig_d1_6 : a_sig_d1_6;
-assign small_sig_6 = swap_d1_6 ? a_sig_d1_6 : b_sig_d1_6;
-assign amount_6 = (~(distance_6[7:5] == 3'h0)) ? 5'h1f : distance_6[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_11 = {small_sig_6, 2'h0};
-assign amount_cat_11 = {1'h0, amount_6};
-assign small_sig_not_21 = ~(small_sig_cat_11[15:0] == 16'h0);
-assign small_sig_not_22 = ~(small_sig_cat_11[25:16] == 10'h0);
-assign small_sig_sel_151 = amount_cat_11[5] ? (amount_cat_11[4] ? (small_sig_not_21 | small_sig_not_22) : (small_sig_not_21 | small_sig_not_22)) : (amount_cat_11[4] & small_sig_not_21);
-assign small_sig_cat_12 = {15'h0, (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[25])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[24])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[23])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[22])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[21])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[20])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[19])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[18])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[17])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[16])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[15])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[14])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[13])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[12])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[11])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[10])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[25] : small_sig_cat_11[9])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[24] : small_sig_cat_11[8])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[23] : small_sig_cat_11[7])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[22] : small_sig_cat_11[6])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[21] : small_sig_cat_11[5])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[20] : small_sig_cat_11[4])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[19] : small_sig_cat_11[3])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[18] : small_sig_cat_11[2])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[17] : small_sig_cat_11[1])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[16] : small_sig_cat_11[0]))};
-assign small_sig_not_23 = ~(small_sig_cat_12[3:0] == 4'h0);
-assign small_sig_not_24 = ~(small_sig_cat_12[7:4] == 4'h0);
-assign for_align_sticky_sel_11 = amount_cat_11[2] ? (small_sig_not_23 | small_sig_not_24 | (~(small_sig_cat_12[11:8] == 4'h0))) : (small_sig_not_23 | small_sig_not_24);
-assign small_sig_sel_152 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[40] : small_sig_cat_12[36]) : (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]);
-assign small_sig_sel_153 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[39] : small_sig_cat_12[35]) : (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]);
-assign small_sig_sel_154 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[38] : small_sig_cat_12[34]) : (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]);
-assign small_sig_sel_155 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[37] : small_sig_cat_12[33]) : (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]);
-assign small_sig_sel_156 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[36] : small_sig_cat_12[32]) : (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]);
-assign small_sig_sel_157 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[35] : small_sig_cat_12[31]) : (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]);
-assign small_sig_sel_158 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[34] : small_sig_cat_12[30]) : (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]);
-assign small_sig_sel_159 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[33] : small_sig_cat_12[29]) : (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]);
-assign small_sig_sel_160 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]) : (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]);
-assign small_sig_sel_161 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]) : (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]);
-assign small_sig_sel_162 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]) : (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]);
-assign small_sig_sel_163 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]) : (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]);
-assign small_sig_sel_164 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]) : (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]);
-assign small_sig_sel_165 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]) : (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]);
-assign small_sig_sel_166 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]) : (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]);
-assign small_sig_sel_167 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]) : (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]);
-assign small_sig_sel_168 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]) : (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]);
-assign small_sig_sel_169 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]) : (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]);
-assign small_sig_sel_170 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]) : (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]);
-assign small_sig_sel_171 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]) : (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]);
-assign small_sig_sel_172 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]) : (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]);
-assign small_sig_sel_173 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]) : (amount_cat_11[2] ? small_sig_cat_12[11] : small_sig_cat_12[7]);
-assign small_sig_sel_174 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]) : (amount_cat_11[2] ? small_sig_cat_12[10] : small_sig_cat_12[6]);
-assign small_sig_sel_175 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]) : (amount_cat_11[2] ? small_sig_cat_12[9] : small_sig_cat_12[5]);
-assign small_sig_sel_176 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]) : (amount_cat_11[2] ? small_sig_cat_12[8] : small_sig_cat_12[4]);
-assign small_sig_sel_177 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]) : (amount_cat_11[2] ? small_sig_cat_12[7] : small_sig_cat_12[3]);
-assign small_sig_sel_178 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]) : (amount_cat_11[2] ? small_sig_cat_12[6] : small_sig_cat_12[2]);
-assign small_sig_sel_179 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]) : (amount_cat_11[2] ? small_sig_cat_12[5] : small_sig_cat_12[1]);
-assign small_sig_sel_180 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]) : (amount_cat_11[2] ? small_sig_cat_12[4] : small_sig_cat_12[0]);
-assign for_shifted_cat_6 = {small_sig_sel_152, small_sig_sel_153, small_sig_sel_154, small_sig_sel_155, small_sig_sel_156,
-    small_sig_sel_157, small_sig_sel_158, small_sig_sel_159, small_sig_sel_160, small_sig_sel_161,
-    small_sig_sel_162, small_sig_sel_163, small_sig_sel_164, small_sig_sel_165, small_sig_sel_166,
-    small_sig_sel_167, small_sig_sel_168, small_sig_sel_169, small_sig_sel_170, small_sig_sel_171,
-    small_sig_sel_172, small_sig_sel_173, small_sig_sel_174, small_sig_sel_175, small_sig_sel_176,
-    small_sig_sel_177, small_sig_sel_178, small_sig_sel_179, small_sig_sel_180};
-assign for_align_sticky_not_11 = ~(for_shifted_cat_6[0] == 1'h0);
-assign for_align_sticky_not_12 = ~(for_shifted_cat_6[1] == 1'h0);
-assign for_align_sticky_sel_12 = amount_cat_11[0] ? (for_align_sticky_not_11 | for_align_sticky_not_12 | (~(for_shifted_cat_6[2] == 1'h0))) : (for_align_sticky_not_11 | for_align_sticky_not_12);
-assign sel_191 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[28] : for_shifted_cat_6[27]) : (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]);
-assign sel_192 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[27] : for_shifted_cat_6[26]) : (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]);
-assign sel_193 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]) : (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]);
-assign sel_194 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]) : (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]);
-assign sel_195 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]) : (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]);
-assign sel_196 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]) : (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]);
-assign sel_197 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]) : (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]);
-assign sel_198 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]) : (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]);
-assign sel_199 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]) : (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]);
-assign sel_200 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]) : (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]);
-assign sel_201 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]) : (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]);
-assign sel_202 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]) : (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]);
-assign sel_203 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]) : (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]);
-assign sel_204 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]) : (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]);
-assign sel_205 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]) : (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]);
-assign sel_206 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]) : (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]);
-assign sel_207 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]) : (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]);
-assign sel_208 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]) : (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]);
-assign for_shifted_sel_41 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]) : (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]);
-assign for_shifted_sel_42 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]) : (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]);
-assign for_shifted_sel_43 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]) : (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]);
-assign for_shifted_sel_44 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]) : (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]);
-assign for_shifted_sel_45 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]) : (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]);
-assign for_shifted_sel_46 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]) : (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]);
-assign for_shifted_sel_47 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]) : (amount_cat_11[0] ? for_shifted_cat_6[2] : for_shifted_cat_6[1]);
-assign for_shifted_sel_48 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]) : (amount_cat_11[0] ? for_shifted_cat_6[1] : for_shifted_cat_6[0]);
-assign shifted_6 = {sel_191, sel_192, sel_193, sel_194, sel_195, sel_196, sel_197, sel_198, sel_199, sel_200, sel_201,
-    sel_202, sel_203, sel_204, sel_205, sel_206, sel_207, sel_208, for_shifted_sel_41,
-    for_shifted_sel_42, for_shifted_sel_43, for_shifted_sel_44, for_shifted_sel_45, for_shifted_sel_46,
-    for_shifted_sel_47, for_shifted_sel_48};
-assign amount_cat_12 = {small_sig_sel_151,
-    (amount_cat_11[3] ? for_align_sticky_sel_11 : (amount_cat_11[2] & small_sig_not_23)),
-    (amount_cat_11[1] ? for_align_sticky_sel_12 : (amount_cat_11[0] & for_align_sticky_not_11))};
-assign align_sticky_6 = ~(amount_cat_12 == 3'h0);
-assign big_padded_6 = {1'h0, big_sig_6, 3'h0};
-assign aligned_6 = {1'h0, shifted_6, align_sticky_6};
-assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d2_6}) + ({(aligned_d1_6 ^
-    ({opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
-    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
-    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
-    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
-    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6})),
-    opposite_d2_6});
-assign sum_6 = big_padded_d1_plus_6[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_6 = sum_d1_6 == 28'h0;
-assign sum_d1_cat_26 = {sum_d1_6, 4'hf};
-assign sum_d1_is0_41 = sum_d1_cat_26[31:30] == 2'h0;
-assign sum_d1_is0_42 = sum_d1_cat_26[27:26] == 2'h0;
-assign sum_d1_is0_43 = sum_d1_cat_26[23:22] == 2'h0;
-assign sum_d1_is0_44 = sum_d1_cat_26[19:18] == 2'h0;
-assign sum_d1_is0_45 = sum_d1_cat_26[15:14] == 2'h0;
-assign sum_d1_is0_46 = sum_d1_cat_26[11:10] == 2'h0;
-assign sum_d1_is0_47 = sum_d1_cat_26[7:6] == 2'h0;
-assign sum_d1_is0_48 = sum_d1_cat_26[3:2] == 2'h0;
-assign sum_d1_and_36 = sum_d1_is0_41 & (sum_d1_cat_26[29:28] == 2'h0);
-assign sum_d1_sel_41 = sum_d1_is0_41 ? ({sum_d1_is0_41, (~sum_d1_cat_26[29])}) : ({sum_d1_is0_41, (~sum_d1_cat_26[31])});
-assign sum_d1_sel_42 = sum_d1_is0_42 ? ({sum_d1_is0_42, (~sum_d1_cat_26[25])}) : ({sum_d1_is0_42, (~sum_d1_cat_26[27])});
-assign sum_d1_and_37 = sum_d1_is0_43 & (sum_d1_cat_26[21:20] == 2'h0);
-assign sum_d1_sel_43 = sum_d1_is0_43 ? ({sum_d1_is0_43, (~sum_d1_cat_26[21])}) : ({sum_d1_is0_43, (~sum_d1_cat_26[23])});
-assign sum_d1_sel_44 = sum_d1_is0_44 ? ({sum_d1_is0_44, (~sum_d1_cat_26[17])}) : ({sum_d1_is0_44, (~sum_d1_cat_26[19])});
-assign sum_d1_and_38 = sum_d1_is0_45 & (sum_d1_cat_26[13:12] == 2'h0);
-assign sum_d1_sel_45 = sum_d1_is0_45 ? ({sum_d1_is0_45, (~sum_d1_cat_26[13])}) : ({sum_d1_is0_45, (~sum_d1_cat_26[15])});
-assign sum_d1_sel_46 = sum_d1_is0_46 ? ({sum_d1_is0_46, (~sum_d1_cat_26[9])}) : ({sum_d1_is0_46, (~sum_d1_cat_26[11])});
-assign sum_d1_and_39 = sum_d1_is0_47 & (sum_d1_cat_26[5:4] == 2'h0);
-assign sum_d1_sel_47 = sum_d1_is0_47 ? ({sum_d1_is0_47, (~sum_d1_cat_26[5])}) : ({sum_d1_is0_47, (~sum_d1_cat_26[7])});
-assign sum_d1_sel_48 = sum_d1_is0_48 ? ({sum_d1_is0_48, (~sum_d1_cat_26[1])}) : ({sum_d1_is0_48, (~sum_d1_cat_26[3])});
-assign sum_d1_and_40 = sum_d1_and_36 & sum_d1_is0_42 & (sum_d1_cat_26[25:24] == 2'h0);
-assign sum_d1_and_41 = sum_d1_and_38 & sum_d1_is0_46 & (sum_d1_cat_26[9:8] == 2'h0);
-assign sum_d1_and_42 = sum_d1_and_40 & sum_d1_and_37 & sum_d1_is0_44 & (sum_d1_cat_26[17:16] == 2'h0);
-assign sum_d1_cat_27 = {sum_d1_and_40, (sum_d1_and_37 ? ({sum_d1_and_37, sum_d1_sel_44}) : ({sum_d1_and_37, sum_d1_sel_43}))};
-assign sum_d1_cat_28 = {sum_d1_and_40, (sum_d1_and_36 ? ({sum_d1_and_36, sum_d1_sel_42}) : ({sum_d1_and_36, sum_d1_sel_41}))};
-assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
-assign sum_d1_cat_30 = {sum_d1_and_41, (sum_d1_and_38 ? ({sum_d1_and_38, sum_d1_sel_46}) : ({sum_d1_and_38, sum_d1_sel_45}))};
-assign lz_6 = sum_d1_and_42 ? ({sum_d1_and_42, (sum_d1_and_41 ? sum_d1_cat_29 : sum_d1_cat_30)}) : ({sum_d1_and_42, (sum_d1_and_40 ? sum_d1_cat_27 : sum_d1_cat_28)});
-assign left_6 = (({3'h0, lz_6}) < big_exp_d2_6) ? lz_6 : big_exp_d2_6[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_6 = {1'h0, left_d1_6};
-assign sum_d2_cat_11 = {(left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[11] : sum_d2_6[27])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[10] : sum_d2_6[26])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[9] : sum_d2_6[25])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[8] : sum_d2_6[24])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[7] : sum_d2_6[23])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[6] : sum_d2_6[22])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[5] : sum_d2_6[21])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[4] : sum_d2_6[20])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[3] : sum_d2_6[19])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[2] : sum_d2_6[18])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[1] : sum_d2_6[17])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[0] : sum_d2_6[16])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[15])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[14])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[13])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[12])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[11])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[10])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[9])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[8])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[7])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[6])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[5])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[4])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[3])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[2])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[1])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[0]))};
-assign sum_d2_sel_101 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]) : (left_d1_cat_6[2] ? sum_d2_cat_11[23] : sum_d2_cat_11[27]);
-assign sum_d2_sel_102 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]) : (left_d1_cat_6[2] ? sum_d2_cat_11[22] : sum_d2_cat_11[26]);
-assign sum_d2_sel_103 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]) : (left_d1_cat_6[2] ? sum_d2_cat_11[21] : sum_d2_cat_11[25]);
-assign sum_d2_sel_104 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]) : (left_d1_cat_6[2] ? sum_d2_cat_11[20] : sum_d2_cat_11[24]);
-assign sum_d2_sel_105 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]) : (left_d1_cat_6[2] ? sum_d2_cat_11[19] : sum_d2_cat_11[23]);
-assign sum_d2_sel_106 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]) : (left_d1_cat_6[2] ? sum_d2_cat_11[18] : sum_d2_cat_11[22]);
-assign sum_d2_sel_107 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]) : (left_d1_cat_6[2] ? sum_d2_cat_11[17] : sum_d2_cat_11[21]);
-assign sum_d2_sel_108 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]) : (left_d1_cat_6[2] ? sum_d2_cat_11[16] : sum_d2_cat_11[20]);
-assign sum_d2_sel_109 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]) : (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]);
-assign sum_d2_sel_110 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]) : (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]);
-assign sum_d2_sel_111 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]) : (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]);
-assign sum_d2_sel_112 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]) : (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]);
-assign sum_d2_sel_113 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7]) : (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]);
-assign sum_d2_sel_114 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6]) : (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]);
-assign sum_d2_sel_115 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5]) : (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]);
-assign sum_d2_sel_116 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4]) : (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]);
-assign sum_d2_sel_117 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3]) : (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]);
-assign sum_d2_sel_118 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2]) : (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]);
-assign sum_d2_sel_119 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1]) : (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]);
-assign sum_d2_sel_120 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]) : (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]);
-assign sum_d2_cat_12 = {sum_d2_sel_101, sum_d2_sel_102, sum_d2_sel_103, sum_d2_sel_104, sum_d2_sel_105, sum_d2_sel_106,
-    sum_d2_sel_107, sum_d2_sel_108, sum_d2_sel_109, sum_d2_sel_110, sum_d2_sel_111, sum_d2_sel_112,
-    sum_d2_sel_113, sum_d2_sel_114, sum_d2_sel_115, sum_d2_sel_116, sum_d2_sel_117, sum_d2_sel_118,
-    sum_d2_sel_119, sum_d2_sel_120,
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]))};
-assign sel_209 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]) : (left_d1_cat_6[0] ? sum_d2_cat_12[26] : sum_d2_cat_12[27]);
-assign sel_210 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]) : (left_d1_cat_6[0] ? sum_d2_cat_12[25] : sum_d2_cat_12[26]);
-assign sel_211 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]) : (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]);
-assign sel_212 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]) : (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]);
-assign sel_213 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]) : (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]);
-assign sel_214 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]) : (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]);
-assign sel_215 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]) : (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]);
-assign sel_216 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]) : (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]);
-assign sel_217 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]) : (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]);
-assign sel_218 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]) : (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]);
-assign sel_219 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]) : (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]);
-assign sel_220 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]) : (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]);
-assign sel_221 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]) : (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]);
-assign sel_222 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]) : (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]);
-assign sel_223 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]) : (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]);
-assign sel_224 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]) : (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]);
-assign sel_225 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]) : (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]);
-assign sel_226 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]) : (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]);
-assign sel_227 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]) : (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]);
-assign sel_228 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]) : (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]);
-assign for_normalized_sel_31 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]) : (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]);
-assign for_normalized_sel_32 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]) : (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]);
-assign for_normalized_sel_33 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]) : (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]);
-assign for_normalized_sel_34 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]) : (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]);
-assign for_normalized_sel_35 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1]) : (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]);
-assign for_normalized_sel_36 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]) : (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]);
-assign normalized_6 = {sel_209, sel_210, sel_211, sel_212, sel_213, sel_214, sel_215, sel_216, sel_217, sel_218, sel_219,
-    sel_220, sel_221, sel_222, sel_223, sel_224, sel_225, sel_226, sel_227, sel_228,
-    for_normalized_sel_31, for_normalized_sel_32, for_normalized_sel_33, for_normalized_sel_34,
-    for_normalized_sel_35, for_normalized_sel_36,
-    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1])),
-    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]))};
-assign field_6 = normalized_6[27] ? (field_base_d3_6 - ({4'h0, left_d1_6})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_6 = normalized_d1_6[26:4];
-assign guard_6 = normalized_d1_6[3];
-assign sticky_6 = ~(normalized_d1_6[2:0] == 3'h0);
-assign increment_6 = guard_6 & (sticky_6 | normalized_d1_6[4]);
-assign packed_7 = {field_d1_6, kept_6};
-assign overflow_before_6 = ~(field_d1_6 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_6 = packed_d1_6 + ({31'h0, increment_d1_6});
-assign overflow_6 = overflow_before_d1_6 | (~(rounded_6[31:23] < 9'hff));
-assign s2 = nan_d6_6 ? 32'h7fc00000 : (exact_zero_d3_6 ? ({zero_sign_d6_6, 31'h0}) : ({(inf_d6_6 ? inf_sign_d6_6 : big_sign_d5_6), ((overflow_6 | inf_d6_6) ? 31'h7f800000 : rounded_6[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0_13 = s_axis_tdata[126:119] == 8'h0;
-assign s_axis_tdata_is255_7 = s_axis_tdata[126:119] == 8'hff;
-assign s_axis_tdata_is0_14 = s_axis_tdata[118:96] == 23'h0;
-assign a_sign_7 = s_axis_tdata[127];
-assign a_inf_7 = s_axis_tdata_is255_7 & s_axis_tdata_is0_14;
-assign a_nan_7 = s_axis_tdata_is255_7 & (~s_axis_tdata_is0_14);
-assign a_sig_7 = {(~s_axis_tdata_is0_13), s_axis_tdata[118:96]};
-assign a_exp_7 = s_axis_tdata_is0_13 ? 8'h1 : s_axis_tdata[126:119];
-assign s_axis_tdata_is0_15 = s_axis_tdata[254:247] == 8'h0;
-assign s_axis_tdata_is255_8 = s_axis_tdata[254:247] == 8'hff;
-assign s_axis_tdata_is0_16 = s_axis_tdata[246:224] == 23'h0;
-assign b_sign_7 = s_axis_tdata[255];
-assign b_inf_7 = s_axis_tdata_is255_8 & s_axis_tdata_is0_16;
-assign b_nan_7 = s_axis_tdata_is255_8 & (~s_axis_tdata_is0_16);
-assign b_sig_7 = {(~s_axis_tdata_is0_15), s_axis_tdata[246:224]};
-assign b_exp_7 = s_axis_tdata_is0_15 ? 8'h1 : s_axis_tdata[254:247];
-assign opposite_7 = a_sign_7 ^ b_sign_7;
-assign nan_7 = a_nan_7 | b_nan_7 | (a_inf_7 & b_inf_7 & opposite_7);
-assign inf_7 = a_inf_7 | b_inf_7;
-assign inf_sign_7 = a_inf_7 ? a_sign_7 : b_sign_7;
-assign zero_sign_7 = a_sign_7 & b_sign_7;
-assign swap_7 = s_axis_tdata[126:96] < s_axis_tdata[254:224];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_7 = swap_d1_7 ? b_sign_d1_7 : a_sign_d1_7;
-assign big_exp_7 = swap_d1_7 ? b_exp_d1_7 : a_exp_d1_7;
-assign small_exp_7 = swap_d1_7 ? a_exp_d1_7 : b_exp_d1_7;
-assign distance_7 = big_exp_7 - small_exp_7;
-assign big_sig_7 = swap_d1_7 ? b_sig_d1_7 : a_sig_d1_7;
-assign small_sig_7 = swap_d1_7 ? a_sig_d1_7 : b_sig_d1_7;
-assign amount_7 = (~(distance_7[7:5] == 3'h0)) ? 5'h1f : distance_7[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_13 = {small_sig_7, 2'h0};
-assign amount_cat_13 = {1'h0, amount_7};
-assign small_sig_not_25 = ~(small_sig_cat_13[15:0] == 16'h0);
-assign small_sig_not_26 = ~(small_sig_cat_13[25:16] == 10'h0);
-assign small_sig_sel_181 = amount_cat_13[5] ? (amount_cat_13[4] ? (small_sig_not_25 | small_sig_not_26) : (small_sig_not_25 | small_sig_not_26)) : (amount_cat_13[4] & small_sig_not_25);
-assign small_sig_cat_14 = {15'h0, (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[25])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[24])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[23])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[22])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[21])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[20])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[19])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[18])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[17])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[16])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[15])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[14])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[13])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[12])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[11])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[10])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[25] : small_sig_cat_13[9])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[24] : small_sig_cat_13[8])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[23] : small_sig_cat_13[7])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[22] : small_sig_cat_13[6])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[21] : small_sig_cat_13[5])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[20] : small_sig_cat_13[4])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[19] : small_sig_cat_13[3])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[18] : small_sig_cat_13[2])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[17] : small_sig_cat_13[1])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[16] : small_sig_cat_13[0]))};
-assign small_sig_not_27 = ~(small_sig_cat_14[3:0] == 4'h0);
-assign small_sig_not_28 = ~(small_sig_cat_14[7:4] == 4'h0);
-assign for_align_sticky_sel_13 = amount_cat_13[2] ? (small_sig_not_27 | small_sig_not_28 | (~(small_sig_cat_14[11:8] == 4'h0))) : (small_sig_not_27 | small_sig_not_28);
-assign small_sig_sel_182 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[40] : small_sig_cat_14[36]) : (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]);
-assign small_sig_sel_183 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[39] : small_sig_cat_14[35]) : (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]);
-assign small_sig_sel_184 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[38] : small_sig_cat_14[34]) : (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]);
-assign small_sig_sel_185 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[37] : small_sig_cat_14[33]) : (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]);
-assign small_sig_sel_186 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[36] : small_sig_cat_14[32]) : (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]);
-assign small_sig_sel_187 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[35] : small_sig_cat_14[31]) : (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]);
-assign small_sig_sel_188 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[34] : small_sig_cat_14[30]) : (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]);
-assign small_sig_sel_189 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[33] : small_sig_cat_14[29]) : (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]);
-assign small_sig_sel_190 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]) : (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]);
-assign small_sig_sel_191 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]) : (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]);
-assign small_sig_sel_192 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]) : (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]);
-assign small_sig_sel_193 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]) : (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]);
-assign small_sig_sel_194 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]) : (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]);
-assign small_sig_sel_195 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]) : (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]);
-assign small_sig_sel_196 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]) : (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]);
-assign small_sig_sel_197 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]) : (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]);
-assign small_sig_sel_198 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]) : (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]);
-assign small_sig_sel_199 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]) : (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]);
-assign small_sig_sel_200 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]) : (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]);
-assign small_sig_sel_201 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]) : (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]);
-assign small_sig_sel_202 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]) : (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]);
-assign small_sig_sel_203 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]) : (amount_cat_13[2] ? small_sig_cat_14[11] : small_sig_cat_14[7]);
-assign small_sig_sel_204 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]) : (amount_cat_13[2] ? small_sig_cat_14[10] : small_sig_cat_14[6]);
-assign small_sig_sel_205 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]) : (amount_cat_13[2] ? small_sig_cat_14[9] : small_sig_cat_14[5]);
-assign small_sig_sel_206 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]) : (amount_cat_13[2] ? small_sig_cat_14[8] : small_sig_cat_14[4]);
-assign small_sig_sel_207 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]) : (amount_cat_13[2] ? small_sig_cat_14[7] : small_sig_cat_14[3]);
-assign small_sig_sel_208 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]) : (amount_cat_13[2] ? small_sig_cat_14[6] : small_sig_cat_14[2]);
-assign small_sig_sel_209 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]) : (amount_cat_13[2] ? small_sig_cat_14[5] : small_sig_cat_14[1]);
-assign small_sig_sel_210 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]) : (amount_cat_13[2] ? small_sig_cat_14[4] : small_sig_cat_14[0]);
-assign for_shifted_cat_7 = {small_sig_sel_182, small_sig_sel_183, small_sig_sel_184, small_sig_sel_185, small_sig_sel_186,
-    small_sig_sel_187, small_sig_sel_188, small_sig_sel_189, small_sig_sel_190, small_sig_sel_191,
-    small_sig_sel_192, small_sig_sel_193, small_sig_sel_194, small_sig_sel_195, small_sig_sel_196,
-    small_sig_sel_197, small_sig_sel_198, small_sig_sel_199, small_sig_sel_200, small_sig_sel_201,
-    small_sig_sel_202, small_sig_sel_203, small_sig_sel_204, small_sig_sel_205, small_sig_sel_206,
-    small_sig_sel_207, small_sig_sel_208, small_sig_sel_209, small_sig_sel_210};
-assign for_align_sticky_not_13 = ~(for_shifted_cat_7[0] == 1'h0);
-assign for_align_sticky_not_14 = ~(for_shifted_cat_7[1] == 1'h0);
-assign for_align_sticky_sel_14 = amount_cat_13[0] ? (for_align_sticky_not_13 | for_align_sticky_not_14 | (~(for_shifted_cat_7[2] == 1'h0))) : (for_align_sticky_not_13 | for_align_sticky_not_14);
-assign sel_229 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[28] : for_shifted_cat_7[27]) : (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]);
-assign sel_230 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[27] : for_shifted_cat_7[26]) : (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]);
-assign sel_231 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]) : (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]);
-assign sel_232 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]) : (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]);
-assign sel_233 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]) : (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]);
-assign sel_234 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]) : (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]);
-assign sel_235 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]) : (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]);
-assign sel_236 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]) : (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]);
-assign sel_237 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]) : (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]);
-assign sel_238 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]) : (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]);
-assign sel_239 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]) : (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]);
-assign sel_240 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]) : (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]);
-assign sel_241 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]) : (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]);
-assign sel_242 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]) : (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]);
-assign sel_243 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]) : (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]);
-assign sel_244 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]) : (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]);
-assign sel_245 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]) : (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]);
-assign sel_246 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]) : (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]);
-assign for_shifted_sel_49 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]) : (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]);
-assign for_shifted_sel_50 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]) : (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]);
-assign for_shifted_sel_51 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]) : (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]);
-assign for_shifted_sel_52 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]) : (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]);
-assign for_shifted_sel_53 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]) : (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]);
-assign for_shifted_sel_54 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]) : (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]);
-assign for_shifted_sel_55 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]) : (amount_cat_13[0] ? for_shifted_cat_7[2] : for_shifted_cat_7[1]);
-assign for_shifted_sel_56 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]) : (amount_cat_13[0] ? for_shifted_cat_7[1] : for_shifted_cat_7[0]);
-assign shifted_7 = {sel_229, sel_230, sel_231, sel_232, sel_233, sel_234, sel_235, sel_236, sel_237, sel_238, sel_239,
-    sel_240, sel_241, sel_242, sel_243, sel_244, sel_245, sel_246, for_shifted_sel_49,
-    for_shifted_sel_50, for_shifted_sel_51, for_shifted_sel_52, for_shifted_sel_53, for_shifted_sel_54,
-    for_shifted_sel_55, for_shifted_sel_56};
-assign amount_cat_14 = {small_sig_sel_181,
-    (amount_cat_13[3] ? for_align_sticky_sel_13 : (amount_cat_13[2] & small_sig_not_27)),
-    (amount_cat_13[1] ? for_align_sticky_sel_14 : (amount_cat_13[0] & for_align_sticky_not_13))};
-assign align_sticky_7 = ~(amount_cat_14 == 3'h0);
-assign big_padded_7 = {1'h0, big_sig_7, 3'h0};
-assign aligned_7 = {1'h0, shifted_7, align_sticky_7};
-assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d2_7}) + ({(aligned_d1_7 ^
-    ({opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
-    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
-    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
-    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
-    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7})),
-    opposite_d2_7});
-assign sum_7 = big_padded_d1_plus_7[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_7 = sum_d1_7 == 28'h0;
-assign sum_d1_cat_31 = {sum_d1_7, 4'hf};
-assign sum_d1_is0_49 = sum_d1_cat_31[31:30] == 2'h0;
-assign sum_d1_is0_50 = sum_d1_cat_31[27:26] == 2'h0;
-assign sum_d1_is0_51 = sum_d1_cat_31[23:22] == 2'h0;
-assign sum_d1_is0_52 = sum_d1_cat_31[19:18] == 2'h0;
-assign sum_d1_is0_53 = sum_d1_cat_31[15:14] == 2'h0;
-assign sum_d1_is0_54 = sum_d1_cat_31[11:10] == 2'h0;
-assign sum_d1_is0_55 = sum_d1_cat_31[7:6] == 2'h0;
-assign sum_d1_is0_56 = sum_d1_cat_31[3:2] == 2'h0;
-assign sum_d1_and_43 = sum_d1_is0_49 & (sum_d1_cat_31[29:28] == 2'h0);
-assign sum_d1_sel_49 = sum_d1_is0_49 ? ({sum_d1_is0_49, (~sum_d1_cat_31[29])}) : ({sum_d1_is0_49, (~sum_d1_cat_31[31])});
-assign sum_d1_sel_50 = sum_d1_is0_50 ? ({sum_d1_is0_50, (~sum_d1_cat_31[25])}) : ({sum_d1_is0_50, (~sum_d1_cat_31[27])});
-assign sum_d1_and_44 = sum_d1_is0_51 & (sum_d1_cat_31[21:20] == 2'h0);
-assign sum_d1_sel_51 = sum_d1_is0_51 ? ({sum_d1_is0_51, (~sum_d1_cat_31[21])}) : ({sum_d1_is0_51, (~sum_d1_cat_31[23])});
-assign sum_d1_sel_52 = sum_d1_is0_52 ? ({sum_d1_is0_52, (~sum_d1_cat_31[17])}) : ({sum_d1_is0_52, (~sum_d1_cat_31[19])});
-assign sum_d1_and_45 = sum_d1_is0_53 & (sum_d1_cat_31[13:12] == 2'h0);
-assign sum_d1_sel_53 = sum_d1_is0_53 ? ({sum_d1_is0_53, (~sum_d1_cat_31[13])}) : ({sum_d1_is0_53, (~sum_d1_cat_31[15])});
-assign sum_d1_sel_54 = sum_d1_is0_54 ? ({sum_d1_is0_54, (~sum_d1_cat_31[9])}) : ({sum_d1_is0_54, (~sum_d1_cat_31[11])});
-assign sum_d1_and_46 = sum_d1_is0_55 & (sum_d1_cat_31[5:4] == 2'h0);
-assign sum_d1_sel_55 = sum_d1_is0_55 ? ({sum_d1_is0_55, (~sum_d1_cat_31[5])}) : ({sum_d1_is0_55, (~sum_d1_cat_31[7])});
-assign sum_d1_sel_56 = sum_d1_is0_56 ? ({sum_d1_is0_56, (~sum_d1_cat_31[1])}) : ({sum_d1_is0_56, (~sum_d1_cat_31[3])});
-assign sum_d1_and_47 = sum_d1_and_43 & sum_d1_is0_50 & (sum_d1_cat_31[25:24] == 2'h0);
-assign sum_d1_and_48 = sum_d1_and_45 & sum_d1_is0_54 & (sum_d1_cat_31[9:8] == 2'h0);
-assign sum_d1_and_49 = sum_d1_and_47 & sum_d1_and_44 & sum_d1_is0_52 & (sum_d1_cat_31[17:16] == 2'h0);
-assign sum_d1_cat_32 = {sum_d1_and_47, (sum_d1_and_44 ? ({sum_d1_and_44, sum_d1_sel_52}) : ({sum_d1_and_44, sum_d1_sel_51}))};
-assign sum_d1_cat_33 = {sum_d1_and_47, (sum_d1_and_43 ? ({sum_d1_and_43, sum_d1_sel_50}) : ({sum_d1_and_43, sum_d1_sel_49}))};
-assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
-assign sum_d1_cat_35 = {sum_d1_and_48, (sum_d1_and_45 ? ({sum_d1_and_45, sum_d1_sel_54}) : ({sum_d1_and_45, sum_d1_sel_53}))};
-assign lz_7 = sum_d1_and_49 ? ({sum_d1_and_49, (sum_d1_and_48 ? sum_d1_cat_34 : sum_d1_cat_35)}) : ({sum_d1_and_49, (sum_d1_and_47 ? sum_d1_cat_32 : sum_d1_cat_33)});
-assign left_7 = (({3'h0, lz_7}) < big_exp_d2_7) ? lz_7 : big_exp_d2_7[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_7 = {1'h0, left_d1_7};
-assign sum_d2_cat_13 = {(left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[11] : sum_d2_7[27])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[10] : sum_d2_7[26])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[9] : sum_d2_7[25])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[8] : sum_d2_7[24])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[7] : sum_d2_7[23])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[6] : sum_d2_7[22])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[5] : sum_d2_7[21])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[4] : sum_d2_7[20])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[3] : sum_d2_7[19])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[2] : sum_d2_7[18])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[1] : sum_d2_7[17])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[0] : sum_d2_7[16])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[15])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[14])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[13])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[12])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[11])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[10])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[9])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[8])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[7])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[6])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[5])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[4])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[3])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[2])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[1])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[0]))};
-assign sum_d2_sel_121 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]) : (left_d1_cat_7[2] ? sum_d2_cat_13[23] : sum_d2_cat_13[27]);
-assign sum_d2_sel_122 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]) : (left_d1_cat_7[2] ? sum_d2_cat_13[22] : sum_d2_cat_13[26]);
-assign sum_d2_sel_123 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]) : (left_d1_cat_7[2] ? sum_d2_cat_13[21] : sum_d2_cat_13[25]);
-assign sum_d2_sel_124 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]) : (left_d1_cat_7[2] ? sum_d2_cat_13[20] : sum_d2_cat_13[24]);
-assign sum_d2_sel_125 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]) : (left_d1_cat_7[2] ? sum_d2_cat_13[19] : sum_d2_cat_13[23]);
-assign sum_d2_sel_126 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]) : (left_d1_cat_7[2] ? sum_d2_cat_13[18] : sum_d2_cat_13[22]);
-assign sum_d2_sel_127 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]) : (left_d1_cat_7[2] ? sum_d2_cat_13[17] : sum_d2_cat_13[21]);
-assign sum_d2_sel_128 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]) : (left_d1_cat_7[2] ? sum_d2_cat_13[16] : sum_d2_cat_13[20]);
-assign sum_d2_sel_129 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]) : (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]);
-assign sum_d2_sel_130 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]) : (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]);
-assign sum_d2_sel_131 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]) : (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]);
-assign sum_d2_sel_132 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]) : (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]);
-assign sum_d2_sel_133 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7]) : (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]);
-assign sum_d2_sel_134 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6]) : (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]);
-assign sum_d2_sel_135 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5]) : (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]);
-assign sum_d2_sel_136 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4]) : (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]);
-assign sum_d2_sel_137 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3]) : (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]);
-assign sum_d2_sel_138 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2]) : (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]);
-assign sum_d2_sel_139 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1]) : (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]);
-assign sum_d2_sel_140 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]) : (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]);
-assign sum_d2_cat_14 = {sum_d2_sel_121, sum_d2_sel_122, sum_d2_sel_123, sum_d2_sel_124, sum_d2_sel_125, sum_d2_sel_126,
-    sum_d2_sel_127, sum_d2_sel_128, sum_d2_sel_129, sum_d2_sel_130, sum_d2_sel_131, sum_d2_sel_132,
-    sum_d2_sel_133, sum_d2_sel_134, sum_d2_sel_135, sum_d2_sel_136, sum_d2_sel_137, sum_d2_sel_138,
-    sum_d2_sel_139, sum_d2_sel_140,
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]))};
-assign sel_247 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]) : (left_d1_cat_7[0] ? sum_d2_cat_14[26] : sum_d2_cat_14[27]);
-assign sel_248 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]) : (left_d1_cat_7[0] ? sum_d2_cat_14[25] : sum_d2_cat_14[26]);
-assign sel_249 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]) : (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]);
-assign sel_250 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]) : (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]);
-assign sel_251 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]) : (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]);
-assign sel_252 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]) : (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]);
-assign sel_253 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]) : (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]);
-assign sel_254 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]) : (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]);
-assign sel_255 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]) : (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]);
-assign sel_256 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]) : (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]);
-assign sel_257 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]) : (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]);
-assign sel_258 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]) : (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]);
-assign sel_259 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]) : (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]);
-assign sel_260 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]) : (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]);
-assign sel_261 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]) : (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]);
-assign sel_262 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]) : (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]);
-assign sel_263 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]) : (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]);
-assign sel_264 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]) : (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]);
-assign sel_265 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]) : (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]);
-assign sel_266 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]) : (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]);
-assign for_normalized_sel_37 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]) : (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]);
-assign for_normalized_sel_38 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]) : (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]);
-assign for_normalized_sel_39 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]) : (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]);
-assign for_normalized_sel_40 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]) : (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]);
-assign for_normalized_sel_41 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1]) : (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]);
-assign for_normalized_sel_42 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]);
-assign normalized_7 = {sel_247, sel_248, sel_249, sel_250, sel_251, sel_252, sel_253, sel_254, sel_255, sel_256, sel_257,
-    sel_258, sel_259, sel_260, sel_261, sel_262, sel_263, sel_264, sel_265, sel_266,
-    for_normalized_sel_37, for_normalized_sel_38, for_normalized_sel_39, for_normalized_sel_40,
-    for_normalized_sel_41, for_normalized_sel_42,
-    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1])),
-    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]))};
-assign field_7 = normalized_7[27] ? (field_base_d3_7 - ({4'h0, left_d1_7})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_7 = normalized_d1_7[26:4];
-assign guard_7 = normalized_d1_7[3];
-assign sticky_7 = ~(normalized_d1_7[2:0] == 3'h0);
-assign increment_7 = guard_7 & (sticky_7 | normalized_d1_7[4]);
-assign packed_8 = {field_d1_7, kept_7};
-assign overflow_before_7 = ~(field_d1_7 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_7 = packed_d1_7 + ({31'h0, increment_d1_7});
-assign overflow_7 = overflow_before_d1_7 | (~(rounded_7[31:23] < 9'hff));
-assign result_4 = nan_d6_7 ? 32'h7fc00000 : (exact_zero_d3_7 ? ({zero_sign_d6_7, 31'h0}) : ({(inf_d6_7 ? inf_sign_d6_7 : big_sign_d5_7), ((overflow_7 | inf_d6_7) ? 31'h7f800000 : rounded_7[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0_7 = result_4[30:23] == 8'h0;
-assign result_is255_4 = result_4[30:23] == 8'hff;
-assign result_is0_8 = result_4[22:0] == 23'h0;
-assign a_sign_8 = result_4[31];
-assign a_inf_8 = result_is255_4 & result_is0_8;
-assign a_nan_8 = result_is255_4 & (~result_is0_8);
-assign a_sig_8 = {(~result_is0_7), result_4[22:0]};
-assign a_exp_8 = result_is0_7 ? 8'h1 : result_4[30:23];
-assign for_b_exp_is0_4 = s_axis_tdata_q_24[30:23] == 8'h0;
-assign for_b_inf_is255_4 = s_axis_tdata_q_24[30:23] == 8'hff;
-assign for_b_inf_is0_4 = s_axis_tdata_q_24[22:0] == 23'h0;
-assign b_sign_8 = s_axis_tdata_q_24[31];
-assign b_inf_8 = for_b_inf_is255_4 & for_b_inf_is0_4;
-assign b_nan_8 = for_b_inf_is255_4 & (~for_b_inf_is0_4);
-assign b_sig_8 = {(~for_b_exp_is0_4), s_axis_tdata_q_24[22:0]};
-assign b_exp_8 = for_b_exp_is0_4 ? 8'h1 : s_axis_tdata_q_24[30:23];
-assign opposite_8 = a_sign_8 ^ b_sign_8;
-assign nan_8 = a_nan_8 | b_nan_8 | (a_inf_8 & b_inf_8 & opposite_8);
-assign inf_8 = a_inf_8 | b_inf_8;
-assign inf_sign_8 = a_inf_8 ? a_sign_8 : b_sign_8;
-assign zero_sign_8 = a_sign_8 & b_sign_8;
-assign swap_8 = result_4[30:0] < s_axis_tdata_q_24[30:0];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_8 = swap_d1_8 ? b_sign_d1_8 : a_sign_d1_8;
-assign big_exp_8 = swap_d1_8 ? b_exp_d1_8 : a_exp_d1_8;
-assign small_exp_8 = swap_d1_8 ? a_exp_d1_8 : b_exp_d1_8;
-assign distance_8 = big_exp_8 - small_exp_8;
-assign big_sig_8 = swap_d1_8 ? b_sig_d1_8 : a_sig_d1_8;
-assign small_sig_8 = swap_d1_8 ? a_sig_d1_8 : b_sig_d1_8;
-assign amount_8 = (~(distance_8[7:5] == 3'h0)) ? 5'h1f : distance_8[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_15 = {small_sig_8, 2'h0};
-assign amount_cat_15 = {1'h0, amount_8};
-assign small_sig_not_29 = ~(small_sig_cat_15[15:0] == 16'h0);
-assign small_sig_not_30 = ~(small_sig_cat_15[25:16] == 10'h0);
-assign small_sig_sel_211 = amount_cat_15[5] ? (amount_cat_15[4] ? (small_sig_not_29 | small_sig_not_30) : (small_sig_not_29 | small_sig_not_30)) : (amount_cat_15[4] & small_sig_not_29);
-assign small_sig_cat_16 = {15'h0, (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[25])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[24])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[23])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[22])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[21])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[20])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[19])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[18])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[17])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[16])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[15])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[14])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[13])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[12])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[11])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[10])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[25] : small_sig_cat_15[9])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[24] : small_sig_cat_15[8])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[23] : small_sig_cat_15[7])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[22] : small_sig_cat_15[6])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[21] : small_sig_cat_15[5])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[20] : small_sig_cat_15[4])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[19] : small_sig_cat_15[3])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[18] : small_sig_cat_15[2])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[17] : small_sig_cat_15[1])),
-    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[16] : small_sig_cat_15[0]))};
-assign small_sig_not_31 = ~(small_sig_cat_16[3:0] == 4'h0);
-assign small_sig_not_32 = ~(small_sig_cat_16[7:4] == 4'h0);
-assign for_align_sticky_sel_15 = amount_cat_15[2] ? (small_sig_not_31 | small_sig_not_32 | (~(small_sig_cat_16[11:8] == 4'h0))) : (small_sig_not_31 | small_sig_not_32);
-assign small_sig_sel_212 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[40] : small_sig_cat_16[36]) : (amount_cat_15[2] ? small_sig_cat_16[32] : small_sig_cat_16[28]);
-assign small_sig_sel_213 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[39] : small_sig_cat_16[35]) : (amount_cat_15[2] ? small_sig_cat_16[31] : small_sig_cat_16[27]);
-assign small_sig_sel_214 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[38] : small_sig_cat_16[34]) : (amount_cat_15[2] ? small_sig_cat_16[30] : small_sig_cat_16[26]);
-assign small_sig_sel_215 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[37] : small_sig_cat_16[33]) : (amount_cat_15[2] ? small_sig_cat_16[29] : small_sig_cat_16[25]);
-assign small_sig_sel_216 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[36] : small_sig_cat_16[32]) : (amount_cat_15[2] ? small_sig_cat_16[28] : small_sig_cat_16[24]);
-assign small_sig_sel_217 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[35] : small_sig_cat_16[31]) : (amount_cat_15[2] ? small_sig_cat_16[27] : small_sig_cat_16[23]);
-assign small_sig_sel_218 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[34] : small_sig_cat_16[30]) : (amount_cat_15[2] ? small_sig_cat_16[26] : small_sig_cat_16[22]);
-assign small_sig_sel_219 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[33] : small_sig_cat_16[29]) : (amount_cat_15[2] ? small_sig_cat_16[25] : small_sig_cat_16[21]);
-assign small_sig_sel_220 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[32] : small_sig_cat_16[28]) : (amount_cat_15[2] ? small_sig_cat_16[24] : small_sig_cat_16[20]);
-assign small_sig_sel_221 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[31] : small_sig_cat_16[27]) : (amount_cat_15[2] ? small_sig_cat_16[23] : small_sig_cat_16[19]);
-assign small_sig_sel_222 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[30] : small_sig_cat_16[26]) : (amount_cat_15[2] ? small_sig_cat_16[22] : small_sig_cat_16[18]);
-assign small_sig_sel_223 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[29] : small_sig_cat_16[25]) : (amount_cat_15[2] ? small_sig_cat_16[21] : small_sig_cat_16[17]);
-assign small_sig_sel_224 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[28] : small_sig_cat_16[24]) : (amount_cat_15[2] ? small_sig_cat_16[20] : small_sig_cat_16[16]);
-assign small_sig_sel_225 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[27] : small_sig_cat_16[23]) : (amount_cat_15[2] ? small_sig_cat_16[19] : small_sig_cat_16[15]);
-assign small_sig_sel_226 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[26] : small_sig_cat_16[22]) : (amount_cat_15[2] ? small_sig_cat_16[18] : small_sig_cat_16[14]);
-assign small_sig_sel_227 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[25] : small_sig_cat_16[21]) : (amount_cat_15[2] ? small_sig_cat_16[17] : small_sig_cat_16[13]);
-assign small_sig_sel_228 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[24] : small_sig_cat_16[20]) : (amount_cat_15[2] ? small_sig_cat_16[16] : small_sig_cat_16[12]);
-assign small_sig_sel_229 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[23] : small_sig_cat_16[19]) : (amount_cat_15[2] ? small_sig_cat_16[15] : small_sig_cat_16[11]);
-assign small_sig_sel_230 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[22] : small_sig_cat_16[18]) : (amount_cat_15[2] ? small_sig_cat_16[14] : small_sig_cat_16[10]);
-assign small_sig_sel_231 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[21] : small_sig_cat_16[17]) : (amount_cat_15[2] ? small_sig_cat_16[13] : small_sig_cat_16[9]);
-assign small_sig_sel_232 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[20] : small_sig_cat_16[16]) : (amount_cat_15[2] ? small_sig_cat_16[12] : small_sig_cat_16[8]);
-assign small_sig_sel_233 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[19] : small_sig_cat_16[15]) : (amount_cat_15[2] ? small_sig_cat_16[11] : small_sig_cat_16[7]);
-assign small_sig_sel_234 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[18] : small_sig_cat_16[14]) : (amount_cat_15[2] ? small_sig_cat_16[10] : small_sig_cat_16[6]);
-assign small_sig_sel_235 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[17] : small_sig_cat_16[13]) : (amount_cat_15[2] ? small_sig_cat_16[9] : small_sig_cat_16[5]);
-assign small_sig_sel_236 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[16] : small_sig_cat_16[12]) : (amount_cat_15[2] ? small_sig_cat_16[8] : small_sig_cat_16[4]);
-assign small_sig_sel_237 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[15] : small_sig_cat_16[11]) : (amount_cat_15[2] ? small_sig_cat_16[7] : small_sig_cat_16[3]);
-assign small_sig_sel_238 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[14] : small_sig_cat_16[10]) : (amount_cat_15[2] ? small_sig_cat_16[6] : small_sig_cat_16[2]);
-assign small_sig_sel_239 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[13] : small_sig_cat_16[9]) : (amount_cat_15[2] ? small_sig_cat_16[5] : small_sig_cat_16[1]);
-assign small_sig_sel_240 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[12] : small_sig_cat_16[8]) : (amount_cat_15[2] ? small_sig_cat_16[4] : small_sig_cat_16[0]);
-assign for_shifted_cat_8 = {small_sig_sel_212, small_sig_sel_213, small_sig_sel_214, small_sig_sel_215, small_sig_sel_216,
-    small_sig_sel_217, small_sig_sel_218, small_sig_sel_219, small_sig_sel_220, small_sig_sel_221,
-    small_sig_sel_222, small_sig_sel_223, small_sig_sel_224, small_sig_sel_225, small_sig_sel_226,
-    small_sig_sel_227, small_sig_sel_228, small_sig_sel_229, small_sig_sel_230, small_sig_sel_231,
-    small_sig_sel_232, small_sig_sel_233, small_sig_sel_234, small_sig_sel_235, small_sig_sel_236,
-    small_sig_sel_237, small_sig_sel_238, small_sig_sel_239, small_sig_sel_240};
-assign for_align_sticky_not_15 = ~(for_shifted_cat_8[0] == 1'h0);
-assign for_align_sticky_not_16 = ~(for_shifted_cat_8[1] == 1'h0);
-assign for_align_sticky_sel_16 = amount_cat_15[0] ? (for_align_sticky_not_15 | for_align_sticky_not_16 | (~(for_shifted_cat_8[2] == 1'h0))) : (for_align_sticky_not_15 | for_align_sticky_not_16);
-assign sel_267 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[28] : for_shifted_cat_8[27]) : (amount_cat_15[0] ? for_shifted_cat_8[26] : for_shifted_cat_8[25]);
-assign sel_268 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[27] : for_shifted_cat_8[26]) : (amount_cat_15[0] ? for_shifted_cat_8[25] : for_shifted_cat_8[24]);
-assign sel_269 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[26] : for_shifted_cat_8[25]) : (amount_cat_15[0] ? for_shifted_cat_8[24] : for_shifted_cat_8[23]);
-assign sel_270 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[25] : for_shifted_cat_8[24]) : (amount_cat_15[0] ? for_shifted_cat_8[23] : for_shifted_cat_8[22]);
-assign sel_271 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[24] : for_shifted_cat_8[23]) : (amount_cat_15[0] ? for_shifted_cat_8[22] : for_shifted_cat_8[21]);
-assign sel_272 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[23] : for_shifted_cat_8[22]) : (amount_cat_15[0] ? for_shifted_cat_8[21] : for_shifted_cat_8[20]);
-assign sel_273 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[22] : for_shifted_cat_8[21]) : (amount_cat_15[0] ? for_shifted_cat_8[20] : for_shifted_cat_8[19]);
-assign sel_274 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[21] : for_shifted_cat_8[20]) : (amount_cat_15[0] ? for_shifted_cat_8[19] : for_shifted_cat_8[18]);
-assign sel_275 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[20] : for_shifted_cat_8[19]) : (amount_cat_15[0] ? for_shifted_cat_8[18] : for_shifted_cat_8[17]);
-assign sel_276 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[19] : for_shifted_cat_8[18]) : (amount_cat_15[0] ? for_shifted_cat_8[17] : for_shifted_cat_8[16]);
-assign sel_277 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[18] : for_shifted_cat_8[17]) : (amount_cat_15[0] ? for_shifted_cat_8[16] : for_shifted_cat_8[15]);
-assign sel_278 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[17] : for_shifted_cat_8[16]) : (amount_cat_15[0] ? for_shifted_cat_8[15] : for_shifted_cat_8[14]);
-assign sel_279 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[16] : for_shifted_cat_8[15]) : (amount_cat_15[0] ? for_shifted_cat_8[14] : for_shifted_cat_8[13]);
-assign sel_280 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[15] : for_shifted_cat_8[14]) : (amount_cat_15[0] ? for_shifted_cat_8[13] : for_shifted_cat_8[12]);
-assign sel_281 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[14] : for_shifted_cat_8[13]) : (amount_cat_15[0] ? for_shifted_cat_8[12] : for_shifted_cat_8[11]);
-assign sel_282 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[13] : for_shifted_cat_8[12]) : (amount_cat_15[0] ? for_shifted_cat_8[11] : for_shifted_cat_8[10]);
-assign sel_283 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[12] : for_shifted_cat_8[11]) : (amount_cat_15[0] ? for_shifted_cat_8[10] : for_shifted_cat_8[9]);
-assign sel_284 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[11] : for_shifted_cat_8[10]) : (amount_cat_15[0] ? for_shifted_cat_8[9] : for_shifted_cat_8[8]);
-assign for_shifted_sel_57 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[10] : for_shifted_cat_8[9]) : (amount_cat_15[0] ? for_shifted_cat_8[8] : for_shifted_cat_8[7]);
-assign for_shifted_sel_58 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[9] : for_shifted_cat_8[8]) : (amount_cat_15[0] ? for_shifted_cat_8[7] : for_shifted_cat_8[6]);
-assign for_shifted_sel_59 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[8] : for_shifted_cat_8[7]) : (amount_cat_15[0] ? for_shifted_cat_8[6] : for_shifted_cat_8[5]);
-assign for_shifted_sel_60 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[7] : for_shifted_cat_8[6]) : (amount_cat_15[0] ? for_shifted_cat_8[5] : for_shifted_cat_8[4]);
-assign for_shifted_sel_61 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[6] : for_shifted_cat_8[5]) : (amount_cat_15[0] ? for_shifted_cat_8[4] : for_shifted_cat_8[3]);
-assign for_shifted_sel_62 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[5] : for_shifted_cat_8[4]) : (amount_cat_15[0] ? for_shifted_cat_8[3] : for_shifted_cat_8[2]);
-assign for_shifted_sel_63 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[4] : for_shifted_cat_8[3]) : (amount_cat_15[0] ? for_shifted_cat_8[2] : for_shifted_cat_8[1]);
-assign for_shifted_sel_64 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[3] : for_shifted_cat_8[2]) : (amount_cat_15[0] ? for_shifted_cat_8[1] : for_shifted_cat_8[0]);
-assign shifted_8 = {sel_267, sel_268, sel_269, sel_270, sel_271, sel_272, sel_273, sel_274, sel_275, sel_276, sel_277,
-    sel_278, sel_279, sel_280, sel_281, sel_282, sel_283, sel_284, for_shifted_sel_57,
-    for_shifted_sel_58, for_shifted_sel_59, for_shifted_sel_60, for_shifted_sel_61, for_shifted_sel_62,
-    for_shifted_sel_63, for_shifted_sel_64};
-assign amount_cat_16 = {small_sig_sel_211,
-    (amount_cat_15[3] ? for_align_sticky_sel_15 : (amount_cat_15[2] & small_sig_not_31)),
-    (amount_cat_15[1] ? for_align_sticky_sel_16 : (amount_cat_15[0] & for_align_sticky_not_15))};
-assign align_sticky_8 = ~(amount_cat_16 == 3'h0);
-assign big_padded_8 = {1'h0, big_sig_8, 3'h0};
-assign aligned_8 = {1'h0, shifted_8, align_sticky_8};
-assign field_base_8 = ({1'h0, big_exp_8}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_8 = ({big_padded_d1_8, opposite_d2_8}) + ({(aligned_d1_8 ^
-    ({opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
-    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
-    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
-    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
-    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8})),
-    opposite_d2_8});
-assign sum_8 = big_padded_d1_plus_8[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_8 = sum_d1_8 == 28'h0;
-assign sum_d1_cat_36 = {sum_d1_8, 4'hf};
-assign sum_d1_is0_57 = sum_d1_cat_36[31:30] == 2'h0;
-assign sum_d1_is0_58 = sum_d1_cat_36[27:26] == 2'h0;
-assign sum_d1_is0_59 = sum_d1_cat_36[23:22] == 2'h0;
-assign sum_d1_is0_60 = sum_d1_cat_36[19:18] == 2'h0;
-assign sum_d1_is0_61 = sum_d1_cat_36[15:14] == 2'h0;
-assign sum_d1_is0_62 = sum_d1_cat_36[11:10] == 2'h0;
-assign sum_d1_is0_63 = sum_d1_cat_36[7:6] == 2'h0;
-assign sum_d1_is0_64 = sum_d1_cat_36[3:2] == 2'h0;
-assign sum_d1_and_50 = sum_d1_is0_57 & (sum_d1_cat_36[29:28] == 2'h0);
-assign sum_d1_sel_57 = sum_d1_is0_57 ? ({sum_d1_is0_57, (~sum_d1_cat_36[29])}) : ({sum_d1_is0_57, (~sum_d1_cat_36[31])});
-assign sum_d1_sel_58 = sum_d1_is0_58 ? ({sum_d1_is0_58, (~sum_d1_cat_36[25])}) : ({sum_d1_is0_58, (~sum_d1_cat_36[27])});
-assign sum_d1_and_51 = sum_d1_is0_59 & (sum_d1_cat_36[21:20] == 2'h0);
-assign sum_d1_sel_59 = sum_d1_is0_59 ? ({sum_d1_is0_59, (~sum_d1_cat_36[21])}) : ({sum_d1_is0_59, (~sum_d1_cat_36[23])});
-assign sum_d1_sel_60 = sum_d1_is0_60 ? ({sum_d1_is0_60, (~sum_d1_cat_36[17])}) : ({sum_d1_is0_60, (~sum_d1_cat_36[19])});
-assign sum_d1_and_52 = sum_d1_is0_61 & (sum_d1_cat_36[13:12] == 2'h0);
-assign sum_d1_sel_61 = sum_d1_is0_61 ? ({sum_d1_is0_61, (~sum_d1_cat_36[13])}) : ({sum_d1_is0_61, (~sum_d1_cat_36[15])});
-assign sum_d1_sel_62 = sum_d1_is0_62 ? ({sum_d1_is0_62, (~sum_d1_cat_36[9])}) : ({sum_d1_is0_62, (~sum_d1_cat_36[11])});
-assign sum_d1_and_53 = sum_d1_is0_63 & (sum_d1_cat_36[5:4] == 2'h0);
-assign sum_d1_sel_63 = sum_d1_is0_63 ? ({sum_d1_is0_63, (~sum_d1_cat_36[5])}) : ({sum_d1_is0_63, (~sum_d1_cat_36[7])});
-assign sum_d1_sel_64 = sum_d1_is0_64 ? ({sum_d1_is0_64, (~sum_d1_cat_36[1])}) : ({sum_d1_is0_64, (~sum_d1_cat_36[3])});
-assign sum_d1_and_54 = sum_d1_and_50 & sum_d1_is0_58 & (sum_d1_cat_36[25:24] == 2'h0);
-assign sum_d1_and_55 = sum_d1_and_52 & sum_d1_is0_62 & (sum_d1_cat_36[9:8] == 2'h0);
-assign sum_d1_and_56 = sum_d1_and_54 & sum_d1_and_51 & sum_d1_is0_60 & (sum_d1_cat_36[17:16] == 2'h0);
-assign sum_d1_cat_37 = {sum_d1_and_54, (sum_d1_and_51 ? ({sum_d1_and_51, sum_d1_sel_60}) : ({sum_d1_and_51, sum_d1_sel_59}))};
-assign sum_d1_cat_38 = {sum_d1_and_54, (sum_d1_and_50 ? ({sum_d1_and_50, sum_d1_sel_58}) : ({sum_d1_and_50, sum_d1_sel_57}))};
-assign sum_d1_cat_39 = {sum_d1_and_55, (sum_d1_and_53 ? ({sum_d1_and_53, sum_d1_sel_64}) : ({sum_d1_and_53, sum_d1_sel_63}))};
-assign sum_d1_cat_40 = {sum_d1_and_55, (sum_d1_and_52 ? ({sum_d1_and_52, sum_d1_sel_62}) : ({sum_d1_and_52, sum_d1_sel_61}))};
-assign lz_8 = sum_d1_and_56 ? ({sum_d1_and_56, (sum_d1_and_55 ? sum_d1_cat_39 : sum_d1_cat_40)}) : ({sum_d1_and_56, (sum_d1_and_54 ? sum_d1_cat_37 : sum_d1_cat_38)});
-assign left_8 = (({3'h0, lz_8}) < big_exp_d2_8) ? lz_8 : big_exp_d2_8[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_8 = {1'h0, left_d1_8};
-assign sum_d2_cat_15 = {(left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[11] : sum_d2_8[27])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[10] : sum_d2_8[26])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[9] : sum_d2_8[25])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[8] : sum_d2_8[24])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[7] : sum_d2_8[23])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[6] : sum_d2_8[22])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[5] : sum_d2_8[21])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[4] : sum_d2_8[20])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[3] : sum_d2_8[19])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[2] : sum_d2_8[18])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[1] : sum_d2_8[17])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[0] : sum_d2_8[16])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[15])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[14])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[13])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[12])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[11])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[10])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[9])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[8])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[7])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[6])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[5])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[4])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[3])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[2])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[1])),
-    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[0]))};
-assign sum_d2_sel_141 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[15] : sum_d2_cat_15[19]) : (left_d1_cat_8[2] ? sum_d2_cat_15[23] : sum_d2_cat_15[27]);
-assign sum_d2_sel_142 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[14] : sum_d2_cat_15[18]) : (left_d1_cat_8[2] ? sum_d2_cat_15[22] : sum_d2_cat_15[26]);
-assign sum_d2_sel_143 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[13] : sum_d2_cat_15[17]) : (left_d1_cat_8[2] ? sum_d2_cat_15[21] : sum_d2_cat_15[25]);
-assign sum_d2_sel_144 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[12] : sum_d2_cat_15[16]) : (left_d1_cat_8[2] ? sum_d2_cat_15[20] : sum_d2_cat_15[24]);
-assign sum_d2_sel_145 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[11] : sum_d2_cat_15[15]) : (left_d1_cat_8[2] ? sum_d2_cat_15[19] : sum_d2_cat_15[23]);
-assign sum_d2_sel_146 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[10] : sum_d2_cat_15[14]) : (left_d1_cat_8[2] ? sum_d2_cat_15[18] : sum_d2_cat_15[22]);
-assign sum_d2_sel_147 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[9] : sum_d2_cat_15[13]) : (left_d1_cat_8[2] ? sum_d2_cat_15[17] : sum_d2_cat_15[21]);
-assign sum_d2_sel_148 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[8] : sum_d2_cat_15[12]) : (left_d1_cat_8[2] ? sum_d2_cat_15[16] : sum_d2_cat_15[20]);
-assign sum_d2_sel_149 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[7] : sum_d2_cat_15[11]) : (left_d1_cat_8[2] ? sum_d2_cat_15[15] : sum_d2_cat_15[19]);
-assign sum_d2_sel_150 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[6] : sum_d2_cat_15[10]) : (left_d1_cat_8[2] ? sum_d2_cat_15[14] : sum_d2_cat_15[18]);
-assign sum_d2_sel_151 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[5] : sum_d2_cat_15[9]) : (left_d1_cat_8[2] ? sum_d2_cat_15[13] : sum_d2_cat_15[17]);
-assign sum_d2_sel_152 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[4] : sum_d2_cat_15[8]) : (left_d1_cat_8[2] ? sum_d2_cat_15[12] : sum_d2_cat_15[16]);
-assign sum_d2_sel_153 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[3] : sum_d2_cat_15[7]) : (left_d1_cat_8[2] ? sum_d2_cat_15[11] : sum_d2_cat_15[15]);
-assign sum_d2_sel_154 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[2] : sum_d2_cat_15[6]) : (left_d1_cat_8[2] ? sum_d2_cat_15[10] : sum_d2_cat_15[14]);
-assign sum_d2_sel_155 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[1] : sum_d2_cat_15[5]) : (left_d1_cat_8[2] ? sum_d2_cat_15[9] : sum_d2_cat_15[13]);
-assign sum_d2_sel_156 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[0] : sum_d2_cat_15[4]) : (left_d1_cat_8[2] ? sum_d2_cat_15[8] : sum_d2_cat_15[12]);
-assign sum_d2_sel_157 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[3]) : (left_d1_cat_8[2] ? sum_d2_cat_15[7] : sum_d2_cat_15[11]);
-assign sum_d2_sel_158 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[2]) : (left_d1_cat_8[2] ? sum_d2_cat_15[6] : sum_d2_cat_15[10]);
-assign sum_d2_sel_159 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[1]) : (left_d1_cat_8[2] ? sum_d2_cat_15[5] : sum_d2_cat_15[9]);
-assign sum_d2_sel_160 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[0]) : (left_d1_cat_8[2] ? sum_d2_cat_15[4] : sum_d2_cat_15[8]);
-assign sum_d2_cat_16 = {sum_d2_sel_141, sum_d2_sel_142, sum_d2_sel_143, sum_d2_sel_144, sum_d2_sel_145, sum_d2_sel_146,
-    sum_d2_sel_147, sum_d2_sel_148, sum_d2_sel_149, sum_d2_sel_150, sum_d2_sel_151, sum_d2_sel_152,
-    sum_d2_sel_153, sum_d2_sel_154, sum_d2_sel_155, sum_d2_sel_156, sum_d2_sel_157, sum_d2_sel_158,
-    sum_d2_sel_159, sum_d2_sel_160,
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[3] : sum_d2_cat_15[7])),
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[2] : sum_d2_cat_15[6])),
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[1] : sum_d2_cat_15[5])),
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[0] : sum_d2_cat_15[4])),
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[3])),
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[2])),
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[1])),
-    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[0]))};
-assign sel_285 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[24] : sum_d2_cat_16[25]) : (left_d1_cat_8[0] ? sum_d2_cat_16[26] : sum_d2_cat_16[27]);
-assign sel_286 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[23] : sum_d2_cat_16[24]) : (left_d1_cat_8[0] ? sum_d2_cat_16[25] : sum_d2_cat_16[26]);
-assign sel_287 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[22] : sum_d2_cat_16[23]) : (left_d1_cat_8[0] ? sum_d2_cat_16[24] : sum_d2_cat_16[25]);
-assign sel_288 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[21] : sum_d2_cat_16[22]) : (left_d1_cat_8[0] ? sum_d2_cat_16[23] : sum_d2_cat_16[24]);
-assign sel_289 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[20] : sum_d2_cat_16[21]) : (left_d1_cat_8[0] ? sum_d2_cat_16[22] : sum_d2_cat_16[23]);
-assign sel_290 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[19] : sum_d2_cat_16[20]) : (left_d1_cat_8[0] ? sum_d2_cat_16[21] : sum_d2_cat_16[22]);
-assign sel_291 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[18] : sum_d2_cat_16[19]) : (left_d1_cat_8[0] ? sum_d2_cat_16[20] : sum_d2_cat_16[21]);
-assign sel_292 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[17] : sum_d2_cat_16[18]) : (left_d1_cat_8[0] ? sum_d2_cat_16[19] : sum_d2_cat_16[20]);
-assign sel_293 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[16] : sum_d2_cat_16[17]) : (left_d1_cat_8[0] ? sum_d2_cat_16[18] : sum_d2_cat_16[19]);
-assign sel_294 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[15] : sum_d2_cat_16[16]) : (left_d1_cat_8[0] ? sum_d2_cat_16[17] : sum_d2_cat_16[18]);
-assign sel_295 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[14] : sum_d2_cat_16[15]) : (left_d1_cat_8[0] ? sum_d2_cat_16[16] : sum_d2_cat_16[17]);
-assign sel_296 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[13] : sum_d2_cat_16[14]) : (left_d1_cat_8[0] ? sum_d2_cat_16[15] : sum_d2_cat_16[16]);
-assign sel_297 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[12] : sum_d2_cat_16[13]) : (left_d1_cat_8[0] ? sum_d2_cat_16[14] : sum_d2_cat_16[15]);
-assign sel_298 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[11] : sum_d2_cat_16[12]) : (left_d1_cat_8[0] ? sum_d2_cat_16[13] : sum_d2_cat_16[14]);
-assign sel_299 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[10] : sum_d2_cat_16[11]) : (left_d1_cat_8[0] ? sum_d2_cat_16[12] : sum_d2_cat_16[13]);
-assign sel_300 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[9] : sum_d2_cat_16[10]) : (left_d1_cat_8[0] ? sum_d2_cat_16[11] : sum_d2_cat_16[12]);
-assign sel_301 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[8] : sum_d2_cat_16[9]) : (left_d1_cat_8[0] ? sum_d2_cat_16[10] : sum_d2_cat_16[11]);
-assign sel_302 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[7] : sum_d2_cat_16[8]) : (left_d1_cat_8[0] ? sum_d2_cat_16[9] : sum_d2_cat_16[10]);
-assign sel_303 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[6] : sum_d2_cat_16[7]) : (left_d1_cat_8[0] ? sum_d2_cat_16[8] : sum_d2_cat_16[9]);
-assign sel_304 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[5] : sum_d2_cat_16[6]) : (left_d1_cat_8[0] ? sum_d2_cat_16[7] : sum_d2_cat_16[8]);
-assign for_normalized_sel_43 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[4] : sum_d2_cat_16[5]) : (left_d1_cat_8[0] ? sum_d2_cat_16[6] : sum_d2_cat_16[7]);
-assign for_normalized_sel_44 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[3] : sum_d2_cat_16[4]) : (left_d1_cat_8[0] ? sum_d2_cat_16[5] : sum_d2_cat_16[6]);
-assign for_normalized_sel_45 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[2] : sum_d2_cat_16[3]) : (left_d1_cat_8[0] ? sum_d2_cat_16[4] : sum_d2_cat_16[5]);
-assign for_normalized_sel_46 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[1] : sum_d2_cat_16[2]) : (left_d1_cat_8[0] ? sum_d2_cat_16[3] : sum_d2_cat_16[4]);
-assign for_normalized_sel_47 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[0] : sum_d2_cat_16[1]) : (left_d1_cat_8[0] ? sum_d2_cat_16[2] : sum_d2_cat_16[3]);
-assign for_normalized_sel_48 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? 1'h0 : sum_d2_cat_16[0]) : (left_d1_cat_8[0] ? sum_d2_cat_16[1] : sum_d2_cat_16[2]);
-assign normalized_8 = {sel_285, sel_286, sel_287, sel_288, sel_289, sel_290, sel_291, sel_292, sel_293, sel_294, sel_295,
-    sel_296, sel_297, sel_298, sel_299, sel_300, sel_301, sel_302, sel_303, sel_304,
-    for_normalized_sel_43, for_normalized_sel_44, for_normalized_sel_45, for_normalized_sel_46,
-    for_normalized_sel_47, for_normalized_sel_48,
-    (left_d1_cat_8[1] ? 1'h0 : (left_d1_cat_8[0] ? sum_d2_cat_16[0] : sum_d2_cat_16[1])),
-    (left_d1_cat_8[1] ? 1'h0 : (left_d1_cat_8[0] ? 1'h0 : sum_d2_cat_16[0]))};
-assign field_8 = normalized_8[27] ? (field_base_d3_8 - ({4'h0, left_d1_8})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_8 = normalized_d1_8[26:4];
-assign guard_8 = normalized_d1_8[3];
-assign sticky_8 = ~(normalized_d1_8[2:0] == 3'h0);
-assign increment_8 = guard_8 & (sticky_8 | normalized_d1_8[4]);
-assign packed_9 = {field_d1_8, kept_8};
-assign overflow_before_8 = ~(field_d1_8 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_8 = packed_d1_8 + ({31'h0, increment_d1_8});
-assign overflow_8 = overflow_before_d1_8 | (~(rounded_8[31:23] < 9'hff));
-assign s3 = nan_d6_8 ? 32'h7fc00000 : (exact_zero_d3_8 ? ({zero_sign_d6_8, 31'h0}) : ({(inf_d6_8 ? inf_sign_d6_8 : big_sign_d5_8), ((overflow_8 | inf_d6_8) ? 31'h7f800000 : rounded_8[30:0])}));
+// verilator lint_off UNUSEDSIGNAL
+wire [31:0] p0;
+wire [31:0] p1;
+wire [31:0] p2;
+wire [31:0] p3;
+reg [31:0] s_axis_tdata_q;
+reg [31:0] s_axis_tdata_q_2;
+reg [31:0] s_axis_tdata_q_3;
+reg [31:0] s_axis_tdata_q_4;
+reg [31:0] s_axis_tdata_q_5;
+reg [31:0] s_axis_tdata_q_6;
+reg [31:0] s_axis_tdata_q_7;
+reg [31:0] s_axis_tdata_q_8;
+reg [31:0] s_axis_tdata_q_9;
+reg [31:0] s_axis_tdata_q_10;
+reg [31:0] s_axis_tdata_q_11;
+reg [31:0] s_axis_tdata_q_12;
+reg [31:0] s_axis_tdata_q_13;
+reg [31:0] s_axis_tdata_q_14;
+reg [31:0] s_axis_tdata_q_15;
+reg [31:0] s_axis_tdata_q_16;
+reg [31:0] s_axis_tdata_q_17;
+reg [31:0] s_axis_tdata_q_18;
+reg [31:0] s_axis_tdata_q_19;
+reg [31:0] s_axis_tdata_q_20;
+reg [31:0] s_axis_tdata_q_21;
+reg [31:0] s_axis_tdata_q_22;
+reg [31:0] s_axis_tdata_q_23;
+reg [31:0] s_axis_tdata_q_24;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0;
+wire a_sign;
+wire a_zero;
+wire a_nan;
+wire s_axis_tdata_is0_2;
+wire b_sign;
+wire b_zero;
+wire b_nan;
+wire unordered;
+wire equal;
+wire magnitude_less;
+wire magnitude_greater;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1;
+reg b_sign_d1;
+reg magnitude_greater_d1;
+reg magnitude_less_d1;
+wire less;
+reg unordered_d1;
+wire unordered_d1_not;
+reg equal_d1;
+wire decided;
+wire [3:0] unordered_d1_cat;
+wire less_2;
+wire equal_2;
+wire unordered_2;
+reg [31:0] s_axis_tdata_q_25;
+reg [31:0] s_axis_tdata_q_26;
+wire [31:0] s_axis_tdata_sel;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_3;
+wire a_sign_2;
+wire a_zero_2;
+wire a_nan_2;
+wire s_axis_tdata_is0_4;
+wire b_sign_2;
+wire b_zero_2;
+wire b_nan_2;
+wire unordered_3;
+wire equal_3;
+wire magnitude_less_2;
+wire magnitude_greater_2;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_2;
+reg b_sign_d1_2;
+reg magnitude_greater_d1_2;
+reg magnitude_less_d1_2;
+wire less_3;
+reg unordered_d1_2;
+wire unordered_d1_not_2;
+reg equal_d1_2;
+wire decided_2;
+wire [3:0] unordered_d1_cat_2;
+wire less_4;
+wire equal_4;
+wire unordered_4;
+reg [31:0] s_axis_tdata_q_27;
+wire [31:0] lo0;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_5;
+wire a_sign_3;
+wire a_zero_3;
+wire a_nan_3;
+wire s_axis_tdata_is0_6;
+wire b_sign_3;
+wire b_zero_3;
+wire b_nan_3;
+wire unordered_5;
+wire equal_5;
+wire magnitude_less_3;
+wire magnitude_greater_3;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_3;
+reg b_sign_d1_3;
+reg magnitude_greater_d1_3;
+reg magnitude_less_d1_3;
+wire less_5;
+reg unordered_d1_3;
+wire unordered_d1_not_3;
+reg equal_d1_3;
+wire decided_3;
+wire [3:0] unordered_d1_cat_3;
+wire less_6;
+wire equal_6;
+wire unordered_6;
+reg [31:0] s_axis_tdata_q_28;
+reg [31:0] s_axis_tdata_q_29;
+wire [31:0] s_axis_tdata_sel_2;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_7;
+wire a_sign_4;
+wire a_zero_4;
+wire a_nan_4;
+wire s_axis_tdata_is0_8;
+wire b_sign_4;
+wire b_zero_4;
+wire b_nan_4;
+wire unordered_7;
+wire equal_7;
+wire magnitude_less_4;
+wire magnitude_greater_4;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_4;
+reg b_sign_d1_4;
+reg magnitude_greater_d1_4;
+reg magnitude_less_d1_4;
+wire less_7;
+reg unordered_d1_4;
+wire unordered_d1_not_4;
+reg equal_d1_4;
+wire decided_4;
+wire [3:0] unordered_d1_cat_4;
+wire less_8;
+wire equal_8;
+wire unordered_8;
+reg [31:0] s_axis_tdata_q_30;
+wire [31:0] lo1;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_9;
+wire a_sign_5;
+wire a_zero_5;
+wire a_nan_5;
+wire s_axis_tdata_is0_10;
+wire b_sign_5;
+wire b_zero_5;
+wire b_nan_5;
+wire unordered_9;
+wire equal_9;
+wire magnitude_less_5;
+wire magnitude_greater_5;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_5;
+reg b_sign_d1_5;
+reg magnitude_greater_d1_5;
+reg magnitude_less_d1_5;
+wire less_9;
+reg unordered_d1_5;
+wire unordered_d1_not_5;
+reg equal_d1_5;
+wire decided_5;
+wire [3:0] unordered_d1_cat_5;
+wire less_10;
+wire equal_10;
+wire unordered_10;
+reg [31:0] s_axis_tdata_q_31;
+reg [31:0] s_axis_tdata_q_32;
+wire [31:0] s_axis_tdata_sel_3;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_11;
+wire a_sign_6;
+wire a_zero_6;
+wire a_nan_6;
+wire s_axis_tdata_is0_12;
+wire b_sign_6;
+wire b_zero_6;
+wire b_nan_6;
+wire unordered_11;
+wire equal_11;
+wire magnitude_less_6;
+wire magnitude_greater_6;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_6;
+reg b_sign_d1_6;
+reg magnitude_greater_d1_6;
+reg magnitude_less_d1_6;
+wire less_11;
+reg unordered_d1_6;
+wire unordered_d1_not_6;
+reg equal_d1_6;
+wire decided_6;
+wire [3:0] unordered_d1_cat_6;
+wire less_12;
+wire equal_12;
+wire unordered_12;
+reg [31:0] s_axis_tdata_q_33;
+wire [31:0] lo2;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_13;
+wire a_sign_7;
+wire a_zero_7;
+wire a_nan_7;
+wire s_axis_tdata_is0_14;
+wire b_sign_7;
+wire b_zero_7;
+wire b_nan_7;
+wire unordered_13;
+wire equal_13;
+wire magnitude_less_7;
+wire magnitude_greater_7;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_7;
+reg b_sign_d1_7;
+reg magnitude_greater_d1_7;
+reg magnitude_less_d1_7;
+wire less_13;
+reg unordered_d1_7;
+wire unordered_d1_not_7;
+reg equal_d1_7;
+wire decided_7;
+wire [3:0] unordered_d1_cat_7;
+wire less_14;
+wire equal_14;
+wire unordered_14;
+reg [31:0] s_axis_tdata_q_34;
+reg [31:0] s_axis_tdata_q_35;
+wire [31:0] s_axis_tdata_sel_4;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_15;
+wire a_sign_8;
+wire a_zero_8;
+wire a_nan_8;
+wire s_axis_tdata_is0_16;
+wire b_sign_8;
+wire b_zero_8;
+wire b_nan_8;
+wire unordered_15;
+wire equal_15;
+wire magnitude_less_8;
+wire magnitude_greater_8;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_8;
+reg b_sign_d1_8;
+reg magnitude_greater_d1_8;
+reg magnitude_less_d1_8;
+wire less_15;
+reg unordered_d1_8;
+wire unordered_d1_not_8;
+reg equal_d1_8;
+wire decided_8;
+wire [3:0] unordered_d1_cat_8;
+wire less_16;
+wire equal_16;
+wire unordered_16;
+reg [31:0] s_axis_tdata_q_36;
+wire [31:0] lo3;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_17;
+wire a_sign_9;
+wire a_zero_9;
+wire a_nan_9;
+wire s_axis_tdata_is0_18;
+wire b_sign_9;
+wire b_zero_9;
+wire b_nan_9;
+wire unordered_17;
+wire equal_17;
+wire magnitude_less_9;
+wire magnitude_greater_9;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_9;
+reg b_sign_d1_9;
+reg magnitude_greater_d1_9;
+reg magnitude_less_d1_9;
+wire less_17;
+reg unordered_d1_9;
+wire unordered_d1_not_9;
+reg equal_d1_9;
+wire decided_9;
+wire [3:0] unordered_d1_cat_9;
+wire less_18;
+wire equal_18;
+wire unordered_18;
+wire [31:0] s_axis_tdata_sel_5;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_19;
+wire a_sign_10;
+wire a_zero_10;
+wire a_nan_10;
+wire s_axis_tdata_is0_20;
+wire b_sign_10;
+wire b_zero_10;
+wire b_nan_10;
+wire unordered_19;
+wire equal_19;
+wire magnitude_less_10;
+wire magnitude_greater_10;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_10;
+reg b_sign_d1_10;
+reg magnitude_greater_d1_10;
+reg magnitude_less_d1_10;
+wire less_19;
+reg unordered_d1_10;
+wire unordered_d1_not_10;
+reg equal_d1_10;
+wire decided_10;
+wire [3:0] unordered_d1_cat_10;
+wire less_20;
+wire equal_20;
+wire unordered_20;
+reg [31:0] s_axis_tdata_q_37;
+wire [31:0] hi0;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_21;
+wire a_sign_11;
+wire a_zero_11;
+wire a_nan_11;
+wire s_axis_tdata_is0_22;
+wire b_sign_11;
+wire b_zero_11;
+wire b_nan_11;
+wire unordered_21;
+wire equal_21;
+wire magnitude_less_11;
+wire magnitude_greater_11;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_11;
+reg b_sign_d1_11;
+reg magnitude_greater_d1_11;
+reg magnitude_less_d1_11;
+wire less_21;
+reg unordered_d1_11;
+wire unordered_d1_not_11;
+reg equal_d1_11;
+wire decided_11;
+wire [3:0] unordered_d1_cat_11;
+wire less_22;
+wire equal_22;
+wire unordered_22;
+wire [31:0] s_axis_tdata_sel_6;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_23;
+wire a_sign_12;
+wire a_zero_12;
+wire a_nan_12;
+wire s_axis_tdata_is0_24;
+wire b_sign_12;
+wire b_zero_12;
+wire b_nan_12;
+wire unordered_23;
+wire equal_23;
+wire magnitude_less_12;
+wire magnitude_greater_12;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_12;
+reg b_sign_d1_12;
+reg magnitude_greater_d1_12;
+reg magnitude_less_d1_12;
+wire less_23;
+reg unordered_d1_12;
+wire unordered_d1_not_12;
+reg equal_d1_12;
+wire decided_12;
+wire [3:0] unordered_d1_cat_12;
+wire less_24;
+wire equal_24;
+wire unordered_24;
+reg [31:0] s_axis_tdata_q_38;
+wire [31:0] hi1;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_25;
+wire a_sign_13;
+wire a_zero_13;
+wire a_nan_13;
+wire s_axis_tdata_is0_26;
+wire b_sign_13;
+wire b_zero_13;
+wire b_nan_13;
+wire unordered_25;
+wire equal_25;
+wire magnitude_less_13;
+wire magnitude_greater_13;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_13;
+reg b_sign_d1_13;
+reg magnitude_greater_d1_13;
+reg magnitude_less_d1_13;
+wire less_25;
+reg unordered_d1_13;
+wire unordered_d1_not_13;
+reg equal_d1_13;
+wire decided_13;
+wire [3:0] unordered_d1_cat_13;
+wire less_26;
+wire equal_26;
+wire unordered_26;
+wire [31:0] s_axis_tdata_sel_7;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_27;
+wire a_sign_14;
+wire a_zero_14;
+wire a_nan_14;
+wire s_axis_tdata_is0_28;
+wire b_sign_14;
+wire b_zero_14;
+wire b_nan_14;
+wire unordered_27;
+wire equal_27;
+wire magnitude_less_14;
+wire magnitude_greater_14;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_14;
+reg b_sign_d1_14;
+reg magnitude_greater_d1_14;
+reg magnitude_less_d1_14;
+wire less_27;
+reg unordered_d1_14;
+wire unordered_d1_not_14;
+reg equal_d1_14;
+wire decided_14;
+wire [3:0] unordered_d1_cat_14;
+wire less_28;
+wire equal_28;
+wire unordered_28;
+reg [31:0] s_axis_tdata_q_39;
+wire [31:0] hi2;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_29;
+wire a_sign_15;
+wire a_zero_15;
+wire a_nan_15;
+wire s_axis_tdata_is0_30;
+wire b_sign_15;
+wire b_zero_15;
+wire b_nan_15;
+wire unordered_29;
+wire equal_29;
+wire magnitude_less_15;
+wire magnitude_greater_15;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_15;
+reg b_sign_d1_15;
+reg magnitude_greater_d1_15;
+reg magnitude_less_d1_15;
+wire less_29;
+reg unordered_d1_15;
+wire unordered_d1_not_15;
+reg equal_d1_15;
+wire decided_15;
+wire [3:0] unordered_d1_cat_15;
+wire less_30;
+wire equal_30;
+wire unordered_30;
+wire [31:0] s_axis_tdata_sel_8;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_31;
+wire a_sign_16;
+wire a_zero_16;
+wire a_nan_16;
+wire s_axis_tdata_is0_32;
+wire b_sign_16;
+wire b_zero_16;
+wire b_nan_16;
+wire unordered_31;
+wire equal_31;
+wire magnitude_less_16;
+wire magnitude_greater_16;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_16;
+reg b_sign_d1_16;
+reg magnitude_greater_d1_16;
+reg magnitude_less_d1_16;
+wire less_31;
+reg unordered_d1_16;
+wire unordered_d1_not_16;
+reg equal_d1_16;
+wire decided_16;
+wire [3:0] unordered_d1_cat_16;
+wire less_32;
+wire equal_32;
+wire unordered_32;
+reg [31:0] s_axis_tdata_q_40;
+wire [31:0] hi3;
+reg [31:0] lo0_d1;
+reg [31:0] lo0_d2;
+reg [31:0] lo0_d3;
+reg [31:0] lo0_d4;
+reg [31:0] lo0_d5;
+reg [31:0] lo0_d6;
+reg [31:0] lo0_d7;
+reg [31:0] lo0_d8;
+reg [31:0] lo0_d9;
+reg [31:0] lo0_d10;
+reg [31:0] lo1_d1;
+reg [31:0] lo1_d2;
+reg [31:0] lo1_d3;
+reg [31:0] lo1_d4;
+reg [31:0] lo1_d5;
+reg [31:0] lo1_d6;
+reg [31:0] lo1_d7;
+reg [31:0] lo1_d8;
+reg [31:0] lo1_d9;
+reg [31:0] lo1_d10;
+reg [31:0] lo2_d1;
+reg [31:0] lo2_d2;
+reg [31:0] lo2_d3;
+reg [31:0] lo2_d4;
+reg [31:0] lo2_d5;
+reg [31:0] lo2_d6;
+reg [31:0] lo2_d7;
+reg [31:0] lo2_d8;
+reg [31:0] lo2_d9;
+reg [31:0] lo2_d10;
+reg [31:0] lo3_d1;
+reg [31:0] lo3_d2;
+reg [31:0] lo3_d3;
+reg [31:0] lo3_d4;
+reg [31:0] lo3_d5;
+reg [31:0] lo3_d6;
+reg [31:0] lo3_d7;
+reg [31:0] lo3_d8;
+reg [31:0] lo3_d9;
+reg [31:0] lo3_d10;
+reg [31:0] hi0_d1;
+reg [31:0] hi0_d2;
+reg [31:0] hi0_d3;
+reg [31:0] hi0_d4;
+reg [31:0] hi0_d5;
+reg [31:0] hi0_d6;
+reg [31:0] hi0_d7;
+reg [31:0] hi0_d8;
+reg [31:0] hi0_d9;
+reg [31:0] hi0_d10;
+reg [31:0] hi1_d1;
+reg [31:0] hi1_d2;
+reg [31:0] hi1_d3;
+reg [31:0] hi1_d4;
+reg [31:0] hi1_d5;
+reg [31:0] hi1_d6;
+reg [31:0] hi1_d7;
+reg [31:0] hi1_d8;
+reg [31:0] hi1_d9;
+reg [31:0] hi1_d10;
+reg [31:0] hi2_d1;
+reg [31:0] hi2_d2;
+reg [31:0] hi2_d3;
+reg [31:0] hi2_d4;
+reg [31:0] hi2_d5;
+reg [31:0] hi2_d6;
+reg [31:0] hi2_d7;
+reg [31:0] hi2_d8;
+reg [31:0] hi2_d9;
+reg [31:0] hi2_d10;
+reg [31:0] hi3_d1;
+reg [31:0] hi3_d2;
+reg [31:0] hi3_d3;
+reg [31:0] hi3_d4;
+reg [31:0] hi3_d5;
+reg [31:0] hi3_d6;
+reg [31:0] hi3_d7;
+reg [31:0] hi3_d8;
+reg [31:0] hi3_d9;
+reg [31:0] hi3_d10;
+reg [31:0] p0_d1;
+reg [31:0] p0_d2;
+reg [31:0] p0_d3;
+reg [31:0] p0_d4;
+reg [31:0] p0_d5;
+reg [31:0] p0_d6;
+reg [31:0] p0_d7;
+reg [31:0] p0_d8;
+reg [31:0] p0_d9;
+reg [31:0] p0_d10;
+reg [31:0] p0_d11;
+reg [31:0] p0_d12;
+reg [31:0] p1_d1;
+reg [31:0] p1_d2;
+reg [31:0] p1_d3;
+reg [31:0] p1_d4;
+reg [31:0] p1_d5;
+reg [31:0] p1_d6;
+reg [31:0] p1_d7;
+reg [31:0] p1_d8;
+reg [31:0] p1_d9;
+reg [31:0] p1_d10;
+reg [31:0] p1_d11;
+reg [31:0] p1_d12;
+reg [31:0] p2_d1;
+reg [31:0] p2_d2;
+reg [31:0] p2_d3;
+reg [31:0] p2_d4;
+reg [31:0] p2_d5;
+reg [31:0] p2_d6;
+reg [31:0] p2_d7;
+reg [31:0] p2_d8;
+reg [31:0] p2_d9;
+reg [31:0] p2_d10;
+reg [31:0] p2_d11;
+reg [31:0] p2_d12;
+reg [31:0] p3_d1;
+reg [31:0] p3_d2;
+reg [31:0] p3_d3;
+reg [31:0] p3_d4;
+reg [31:0] p3_d5;
+reg [31:0] p3_d6;
+reg [31:0] p3_d7;
+reg [31:0] p3_d8;
+reg [31:0] p3_d9;
+reg [31:0] p3_d10;
+reg [31:0] p3_d11;
+reg [31:0] p3_d12;
+reg s_axis_tvalid_q;
+reg s_axis_tlast_q;
+reg s_axis_tvalid_q_2;
+reg s_axis_tlast_q_2;
+reg s_axis_tvalid_q_3;
+reg s_axis_tlast_q_3;
+reg s_axis_tvalid_q_4;
+reg s_axis_tlast_q_4;
+reg s_axis_tvalid_q_5;
+reg s_axis_tlast_q_5;
+reg s_axis_tvalid_q_6;
+reg s_axis_tlast_q_6;
+reg s_axis_tvalid_q_7;
+reg s_axis_tlast_q_7;
+reg s_axis_tvalid_q_8;
+reg s_axis_tlast_q_8;
+reg for_out_valid_q;
+reg q;
+reg for_out_valid_q_2;
+reg q_2;
+reg for_out_valid_q_3;
+reg q_3;
+reg out_valid;
+reg q_4;
+wire out_valid_or;
+wire [31:0] v16_add_y;
+wire [31:0] v17_add_y;
+wire [31:0] v18_add_y;
+wire [31:0] v19_add_y;
+wire [31:0] v20_add_y;
+wire [31:0] v21_add_y;
+wire [31:0] v22_add_y;
+wire [31:0] v23_add_y;
+// verilator lint_on UNUSEDSIGNAL
+assign p0 = s_axis_tdata[415:384];
+assign p1 = s_axis_tdata[447:416];
+assign p2 = s_axis_tdata[479:448];
+assign p3 = s_axis_tdata[511:480];
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_17 = s_axis_tdata[22:0] == 23'h0;
-assign a_sign_9 = s_axis_tdata[31];
-assign a_zero = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0_17;
-assign a_nan_9 = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0_17);
-assign s_axis_tdata_is0_18 = s_axis_tdata[150:128] == 23'h0;
-assign b_sign_9 = s_axis_tdata[159];
-assign b_zero = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_18;
-assign b_nan_9 = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_18);
-assign unordered = a_nan_9 | b_nan_9;
+assign s_axis_tdata_is0 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign = s_axis_tdata[31];
+assign a_zero = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0;
+assign a_nan = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0);
+assign s_axis_tdata_is0_2 = s_axis_tdata[150:128] == 23'h0;
+assign b_sign = s_axis_tdata[159];
+assign b_zero = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_2;
+assign b_nan = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_2);
+assign unordered = a_nan | b_nan;
 assign equal = (a_zero & b_zero) | (s_axis_tdata[31:0] == s_axis_tdata[159:128]);
 assign magnitude_less = s_axis_tdata[30:0] < s_axis_tdata[158:128];
 assign magnitude_greater = s_axis_tdata[158:128] < s_axis_tdata[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less = (a_sign_d1_9 ^ b_sign_d1_9) ? a_sign_d1_9 : (a_sign_d1_9 ? magnitude_greater_d1 : magnitude_less_d1);
+assign less = (a_sign_d1 ^ b_sign_d1) ? a_sign_d1 : (a_sign_d1 ? magnitude_greater_d1 : magnitude_less_d1);
 assign unordered_d1_not = ~unordered_d1;
 assign decided = unordered_d1_not & (~equal_d1);
 assign unordered_d1_cat = {unordered_d1, (decided & (~less)), (unordered_d1_not & equal_d1), (decided & less)};
@@ -5692,21 +1904,21 @@ assign unordered_2 = unordered_d1_cat[3];
 assign s_axis_tdata_sel = unordered_2 ? 32'h7fc00000 : (less_2 ? s_axis_tdata_q_26 : (equal_2 ? (s_axis_tdata_q_26 | (s_axis_tdata_q_25 & 32'h80000000)) : s_axis_tdata_q_25));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_19 = s_axis_tdata_sel[22:0] == 23'h0;
-assign a_sign_10 = s_axis_tdata_sel[31];
-assign a_zero_2 = (s_axis_tdata_sel[30:23] == 8'h0) & s_axis_tdata_is0_19;
-assign a_nan_10 = (s_axis_tdata_sel[30:23] == 8'hff) & (~s_axis_tdata_is0_19);
-assign s_axis_tdata_is0_20 = s_axis_tdata_q[22:0] == 23'h0;
-assign b_sign_10 = s_axis_tdata_q[31];
-assign b_zero_2 = (s_axis_tdata_q[30:23] == 8'h0) & s_axis_tdata_is0_20;
-assign b_nan_10 = (s_axis_tdata_q[30:23] == 8'hff) & (~s_axis_tdata_is0_20);
-assign unordered_3 = a_nan_10 | b_nan_10;
+assign s_axis_tdata_is0_3 = s_axis_tdata_sel[22:0] == 23'h0;
+assign a_sign_2 = s_axis_tdata_sel[31];
+assign a_zero_2 = (s_axis_tdata_sel[30:23] == 8'h0) & s_axis_tdata_is0_3;
+assign a_nan_2 = (s_axis_tdata_sel[30:23] == 8'hff) & (~s_axis_tdata_is0_3);
+assign s_axis_tdata_is0_4 = s_axis_tdata_q[22:0] == 23'h0;
+assign b_sign_2 = s_axis_tdata_q[31];
+assign b_zero_2 = (s_axis_tdata_q[30:23] == 8'h0) & s_axis_tdata_is0_4;
+assign b_nan_2 = (s_axis_tdata_q[30:23] == 8'hff) & (~s_axis_tdata_is0_4);
+assign unordered_3 = a_nan_2 | b_nan_2;
 assign equal_3 = (a_zero_2 & b_zero_2) | (s_axis_tdata_sel == s_axis_tdata_q);
 assign magnitude_less_2 = s_axis_tdata_sel[30:0] < s_axis_tdata_q[30:0];
 assign magnitude_greater_2 = s_axis_tdata_q[30:0] < s_axis_tdata_sel[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_3 = (a_sign_d1_10 ^ b_sign_d1_10) ? a_sign_d1_10 : (a_sign_d1_10 ? magnitude_greater_d1_2 : magnitude_less_d1_2);
+assign less_3 = (a_sign_d1_2 ^ b_sign_d1_2) ? a_sign_d1_2 : (a_sign_d1_2 ? magnitude_greater_d1_2 : magnitude_less_d1_2);
 assign unordered_d1_not_2 = ~unordered_d1_2;
 assign decided_2 = unordered_d1_not_2 & (~equal_d1_2);
 assign unordered_d1_cat_2 = {unordered_d1_2, (decided_2 & (~less_3)), (unordered_d1_not_2 & equal_d1_2), (decided_2 & less_3)};
@@ -5716,21 +1928,21 @@ assign unordered_4 = unordered_d1_cat_2[3];
 assign lo0 = unordered_4 ? 32'h7fc00000 : (less_4 ? s_axis_tdata_q_27 : (equal_4 ? (s_axis_tdata_q_27 | (s_axis_tdata_q_2 & 32'h80000000)) : s_axis_tdata_q_2));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_21 = s_axis_tdata[54:32] == 23'h0;
-assign a_sign_11 = s_axis_tdata[63];
-assign a_zero_3 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_21;
-assign a_nan_11 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_21);
-assign s_axis_tdata_is0_22 = s_axis_tdata[182:160] == 23'h0;
-assign b_sign_11 = s_axis_tdata[191];
-assign b_zero_3 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_22;
-assign b_nan_11 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_22);
-assign unordered_5 = a_nan_11 | b_nan_11;
+assign s_axis_tdata_is0_5 = s_axis_tdata[54:32] == 23'h0;
+assign a_sign_3 = s_axis_tdata[63];
+assign a_zero_3 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_5;
+assign a_nan_3 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_5);
+assign s_axis_tdata_is0_6 = s_axis_tdata[182:160] == 23'h0;
+assign b_sign_3 = s_axis_tdata[191];
+assign b_zero_3 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_6;
+assign b_nan_3 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_6);
+assign unordered_5 = a_nan_3 | b_nan_3;
 assign equal_5 = (a_zero_3 & b_zero_3) | (s_axis_tdata[63:32] == s_axis_tdata[191:160]);
 assign magnitude_less_3 = s_axis_tdata[62:32] < s_axis_tdata[190:160];
 assign magnitude_greater_3 = s_axis_tdata[190:160] < s_axis_tdata[62:32];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_5 = (a_sign_d1_11 ^ b_sign_d1_11) ? a_sign_d1_11 : (a_sign_d1_11 ? magnitude_greater_d1_3 : magnitude_less_d1_3);
+assign less_5 = (a_sign_d1_3 ^ b_sign_d1_3) ? a_sign_d1_3 : (a_sign_d1_3 ? magnitude_greater_d1_3 : magnitude_less_d1_3);
 assign unordered_d1_not_3 = ~unordered_d1_3;
 assign decided_3 = unordered_d1_not_3 & (~equal_d1_3);
 assign unordered_d1_cat_3 = {unordered_d1_3, (decided_3 & (~less_5)), (unordered_d1_not_3 & equal_d1_3), (decided_3 & less_5)};
@@ -5740,21 +1952,21 @@ assign unordered_6 = unordered_d1_cat_3[3];
 assign s_axis_tdata_sel_2 = unordered_6 ? 32'h7fc00000 : (less_6 ? s_axis_tdata_q_29 : (equal_6 ? (s_axis_tdata_q_29 | (s_axis_tdata_q_28 & 32'h80000000)) : s_axis_tdata_q_28));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_23 = s_axis_tdata_sel_2[22:0] == 23'h0;
-assign a_sign_12 = s_axis_tdata_sel_2[31];
-assign a_zero_4 = (s_axis_tdata_sel_2[30:23] == 8'h0) & s_axis_tdata_is0_23;
-assign a_nan_12 = (s_axis_tdata_sel_2[30:23] == 8'hff) & (~s_axis_tdata_is0_23);
-assign s_axis_tdata_is0_24 = s_axis_tdata_q_7[22:0] == 23'h0;
-assign b_sign_12 = s_axis_tdata_q_7[31];
-assign b_zero_4 = (s_axis_tdata_q_7[30:23] == 8'h0) & s_axis_tdata_is0_24;
-assign b_nan_12 = (s_axis_tdata_q_7[30:23] == 8'hff) & (~s_axis_tdata_is0_24);
-assign unordered_7 = a_nan_12 | b_nan_12;
+assign s_axis_tdata_is0_7 = s_axis_tdata_sel_2[22:0] == 23'h0;
+assign a_sign_4 = s_axis_tdata_sel_2[31];
+assign a_zero_4 = (s_axis_tdata_sel_2[30:23] == 8'h0) & s_axis_tdata_is0_7;
+assign a_nan_4 = (s_axis_tdata_sel_2[30:23] == 8'hff) & (~s_axis_tdata_is0_7);
+assign s_axis_tdata_is0_8 = s_axis_tdata_q_7[22:0] == 23'h0;
+assign b_sign_4 = s_axis_tdata_q_7[31];
+assign b_zero_4 = (s_axis_tdata_q_7[30:23] == 8'h0) & s_axis_tdata_is0_8;
+assign b_nan_4 = (s_axis_tdata_q_7[30:23] == 8'hff) & (~s_axis_tdata_is0_8);
+assign unordered_7 = a_nan_4 | b_nan_4;
 assign equal_7 = (a_zero_4 & b_zero_4) | (s_axis_tdata_sel_2 == s_axis_tdata_q_7);
 assign magnitude_less_4 = s_axis_tdata_sel_2[30:0] < s_axis_tdata_q_7[30:0];
 assign magnitude_greater_4 = s_axis_tdata_q_7[30:0] < s_axis_tdata_sel_2[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_7 = (a_sign_d1_12 ^ b_sign_d1_12) ? a_sign_d1_12 : (a_sign_d1_12 ? magnitude_greater_d1_4 : magnitude_less_d1_4);
+assign less_7 = (a_sign_d1_4 ^ b_sign_d1_4) ? a_sign_d1_4 : (a_sign_d1_4 ? magnitude_greater_d1_4 : magnitude_less_d1_4);
 assign unordered_d1_not_4 = ~unordered_d1_4;
 assign decided_4 = unordered_d1_not_4 & (~equal_d1_4);
 assign unordered_d1_cat_4 = {unordered_d1_4, (decided_4 & (~less_7)), (unordered_d1_not_4 & equal_d1_4), (decided_4 & less_7)};
@@ -5764,21 +1976,21 @@ assign unordered_8 = unordered_d1_cat_4[3];
 assign lo1 = unordered_8 ? 32'h7fc00000 : (less_8 ? s_axis_tdata_q_30 : (equal_8 ? (s_axis_tdata_q_30 | (s_axis_tdata_q_8 & 32'h80000000)) : s_axis_tdata_q_8));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_25 = s_axis_tdata[86:64] == 23'h0;
-assign a_sign_13 = s_axis_tdata[95];
-assign a_zero_5 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_25;
-assign a_nan_13 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_25);
-assign s_axis_tdata_is0_26 = s_axis_tdata[214:192] == 23'h0;
-assign b_sign_13 = s_axis_tdata[223];
-assign b_zero_5 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_26;
-assign b_nan_13 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_26);
-assign unordered_9 = a_nan_13 | b_nan_13;
+assign s_axis_tdata_is0_9 = s_axis_tdata[86:64] == 23'h0;
+assign a_sign_5 = s_axis_tdata[95];
+assign a_zero_5 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_9;
+assign a_nan_5 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_9);
+assign s_axis_tdata_is0_10 = s_axis_tdata[214:192] == 23'h0;
+assign b_sign_5 = s_axis_tdata[223];
+assign b_zero_5 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_10;
+assign b_nan_5 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_10);
+assign unordered_9 = a_nan_5 | b_nan_5;
 assign equal_9 = (a_zero_5 & b_zero_5) | (s_axis_tdata[95:64] == s_axis_tdata[223:192]);
 assign magnitude_less_5 = s_axis_tdata[94:64] < s_axis_tdata[222:192];
 assign magnitude_greater_5 = s_axis_tdata[222:192] < s_axis_tdata[94:64];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_9 = (a_sign_d1_13 ^ b_sign_d1_13) ? a_sign_d1_13 : (a_sign_d1_13 ? magnitude_greater_d1_5 : magnitude_less_d1_5);
+assign less_9 = (a_sign_d1_5 ^ b_sign_d1_5) ? a_sign_d1_5 : (a_sign_d1_5 ? magnitude_greater_d1_5 : magnitude_less_d1_5);
 assign unordered_d1_not_5 = ~unordered_d1_5;
 assign decided_5 = unordered_d1_not_5 & (~equal_d1_5);
 assign unordered_d1_cat_5 = {unordered_d1_5, (decided_5 & (~less_9)), (unordered_d1_not_5 & equal_d1_5), (decided_5 & less_9)};
@@ -5788,21 +2000,21 @@ assign unordered_10 = unordered_d1_cat_5[3];
 assign s_axis_tdata_sel_3 = unordered_10 ? 32'h7fc00000 : (less_10 ? s_axis_tdata_q_32 : (equal_10 ? (s_axis_tdata_q_32 | (s_axis_tdata_q_31 & 32'h80000000)) : s_axis_tdata_q_31));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_27 = s_axis_tdata_sel_3[22:0] == 23'h0;
-assign a_sign_14 = s_axis_tdata_sel_3[31];
-assign a_zero_6 = (s_axis_tdata_sel_3[30:23] == 8'h0) & s_axis_tdata_is0_27;
-assign a_nan_14 = (s_axis_tdata_sel_3[30:23] == 8'hff) & (~s_axis_tdata_is0_27);
-assign s_axis_tdata_is0_28 = s_axis_tdata_q_13[22:0] == 23'h0;
-assign b_sign_14 = s_axis_tdata_q_13[31];
-assign b_zero_6 = (s_axis_tdata_q_13[30:23] == 8'h0) & s_axis_tdata_is0_28;
-assign b_nan_14 = (s_axis_tdata_q_13[30:23] == 8'hff) & (~s_axis_tdata_is0_28);
-assign unordered_11 = a_nan_14 | b_nan_14;
+assign s_axis_tdata_is0_11 = s_axis_tdata_sel_3[22:0] == 23'h0;
+assign a_sign_6 = s_axis_tdata_sel_3[31];
+assign a_zero_6 = (s_axis_tdata_sel_3[30:23] == 8'h0) & s_axis_tdata_is0_11;
+assign a_nan_6 = (s_axis_tdata_sel_3[30:23] == 8'hff) & (~s_axis_tdata_is0_11);
+assign s_axis_tdata_is0_12 = s_axis_tdata_q_13[22:0] == 23'h0;
+assign b_sign_6 = s_axis_tdata_q_13[31];
+assign b_zero_6 = (s_axis_tdata_q_13[30:23] == 8'h0) & s_axis_tdata_is0_12;
+assign b_nan_6 = (s_axis_tdata_q_13[30:23] == 8'hff) & (~s_axis_tdata_is0_12);
+assign unordered_11 = a_nan_6 | b_nan_6;
 assign equal_11 = (a_zero_6 & b_zero_6) | (s_axis_tdata_sel_3 == s_axis_tdata_q_13);
 assign magnitude_less_6 = s_axis_tdata_sel_3[30:0] < s_axis_tdata_q_13[30:0];
 assign magnitude_greater_6 = s_axis_tdata_q_13[30:0] < s_axis_tdata_sel_3[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_11 = (a_sign_d1_14 ^ b_sign_d1_14) ? a_sign_d1_14 : (a_sign_d1_14 ? magnitude_greater_d1_6 : magnitude_less_d1_6);
+assign less_11 = (a_sign_d1_6 ^ b_sign_d1_6) ? a_sign_d1_6 : (a_sign_d1_6 ? magnitude_greater_d1_6 : magnitude_less_d1_6);
 assign unordered_d1_not_6 = ~unordered_d1_6;
 assign decided_6 = unordered_d1_not_6 & (~equal_d1_6);
 assign unordered_d1_cat_6 = {unordered_d1_6, (decided_6 & (~less_11)), (unordered_d1_not_6 & equal_d1_6), (decided_6 & less_11)};
@@ -5812,21 +2024,21 @@ assign unordered_12 = unordered_d1_cat_6[3];
 assign lo2 = unordered_12 ? 32'h7fc00000 : (less_12 ? s_axis_tdata_q_33 : (equal_12 ? (s_axis_tdata_q_33 | (s_axis_tdata_q_14 & 32'h80000000)) : s_axis_tdata_q_14));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_29 = s_axis_tdata[118:96] == 23'h0;
-assign a_sign_15 = s_axis_tdata[127];
-assign a_zero_7 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_29;
-assign a_nan_15 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_29);
-assign s_axis_tdata_is0_30 = s_axis_tdata[246:224] == 23'h0;
-assign b_sign_15 = s_axis_tdata[255];
-assign b_zero_7 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_30;
-assign b_nan_15 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_30);
-assign unordered_13 = a_nan_15 | b_nan_15;
+assign s_axis_tdata_is0_13 = s_axis_tdata[118:96] == 23'h0;
+assign a_sign_7 = s_axis_tdata[127];
+assign a_zero_7 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_13;
+assign a_nan_7 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_13);
+assign s_axis_tdata_is0_14 = s_axis_tdata[246:224] == 23'h0;
+assign b_sign_7 = s_axis_tdata[255];
+assign b_zero_7 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_14;
+assign b_nan_7 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_14);
+assign unordered_13 = a_nan_7 | b_nan_7;
 assign equal_13 = (a_zero_7 & b_zero_7) | (s_axis_tdata[127:96] == s_axis_tdata[255:224]);
 assign magnitude_less_7 = s_axis_tdata[126:96] < s_axis_tdata[254:224];
 assign magnitude_greater_7 = s_axis_tdata[254:224] < s_axis_tdata[126:96];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_13 = (a_sign_d1_15 ^ b_sign_d1_15) ? a_sign_d1_15 : (a_sign_d1_15 ? magnitude_greater_d1_7 : magnitude_less_d1_7);
+assign less_13 = (a_sign_d1_7 ^ b_sign_d1_7) ? a_sign_d1_7 : (a_sign_d1_7 ? magnitude_greater_d1_7 : magnitude_less_d1_7);
 assign unordered_d1_not_7 = ~unordered_d1_7;
 assign decided_7 = unordered_d1_not_7 & (~equal_d1_7);
 assign unordered_d1_cat_7 = {unordered_d1_7, (decided_7 & (~less_13)), (unordered_d1_not_7 & equal_d1_7), (decided_7 & less_13)};
@@ -5836,21 +2048,21 @@ assign unordered_14 = unordered_d1_cat_7[3];
 assign s_axis_tdata_sel_4 = unordered_14 ? 32'h7fc00000 : (less_14 ? s_axis_tdata_q_35 : (equal_14 ? (s_axis_tdata_q_35 | (s_axis_tdata_q_34 & 32'h80000000)) : s_axis_tdata_q_34));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_31 = s_axis_tdata_sel_4[22:0] == 23'h0;
-assign a_sign_16 = s_axis_tdata_sel_4[31];
-assign a_zero_8 = (s_axis_tdata_sel_4[30:23] == 8'h0) & s_axis_tdata_is0_31;
-assign a_nan_16 = (s_axis_tdata_sel_4[30:23] == 8'hff) & (~s_axis_tdata_is0_31);
-assign s_axis_tdata_is0_32 = s_axis_tdata_q_19[22:0] == 23'h0;
-assign b_sign_16 = s_axis_tdata_q_19[31];
-assign b_zero_8 = (s_axis_tdata_q_19[30:23] == 8'h0) & s_axis_tdata_is0_32;
-assign b_nan_16 = (s_axis_tdata_q_19[30:23] == 8'hff) & (~s_axis_tdata_is0_32);
-assign unordered_15 = a_nan_16 | b_nan_16;
+assign s_axis_tdata_is0_15 = s_axis_tdata_sel_4[22:0] == 23'h0;
+assign a_sign_8 = s_axis_tdata_sel_4[31];
+assign a_zero_8 = (s_axis_tdata_sel_4[30:23] == 8'h0) & s_axis_tdata_is0_15;
+assign a_nan_8 = (s_axis_tdata_sel_4[30:23] == 8'hff) & (~s_axis_tdata_is0_15);
+assign s_axis_tdata_is0_16 = s_axis_tdata_q_19[22:0] == 23'h0;
+assign b_sign_8 = s_axis_tdata_q_19[31];
+assign b_zero_8 = (s_axis_tdata_q_19[30:23] == 8'h0) & s_axis_tdata_is0_16;
+assign b_nan_8 = (s_axis_tdata_q_19[30:23] == 8'hff) & (~s_axis_tdata_is0_16);
+assign unordered_15 = a_nan_8 | b_nan_8;
 assign equal_15 = (a_zero_8 & b_zero_8) | (s_axis_tdata_sel_4 == s_axis_tdata_q_19);
 assign magnitude_less_8 = s_axis_tdata_sel_4[30:0] < s_axis_tdata_q_19[30:0];
 assign magnitude_greater_8 = s_axis_tdata_q_19[30:0] < s_axis_tdata_sel_4[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_15 = (a_sign_d1_16 ^ b_sign_d1_16) ? a_sign_d1_16 : (a_sign_d1_16 ? magnitude_greater_d1_8 : magnitude_less_d1_8);
+assign less_15 = (a_sign_d1_8 ^ b_sign_d1_8) ? a_sign_d1_8 : (a_sign_d1_8 ? magnitude_greater_d1_8 : magnitude_less_d1_8);
 assign unordered_d1_not_8 = ~unordered_d1_8;
 assign decided_8 = unordered_d1_not_8 & (~equal_d1_8);
 assign unordered_d1_cat_8 = {unordered_d1_8, (decided_8 & (~less_15)), (unordered_d1_not_8 & equal_d1_8), (decided_8 & less_15)};
@@ -5860,21 +2072,21 @@ assign unordered_16 = unordered_d1_cat_8[3];
 assign lo3 = unordered_16 ? 32'h7fc00000 : (less_16 ? s_axis_tdata_q_36 : (equal_16 ? (s_axis_tdata_q_36 | (s_axis_tdata_q_20 & 32'h80000000)) : s_axis_tdata_q_20));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_33 = s_axis_tdata[22:0] == 23'h0;
-assign a_sign_17 = s_axis_tdata[31];
-assign a_zero_9 = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0_33;
-assign a_nan_17 = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0_33);
-assign s_axis_tdata_is0_34 = s_axis_tdata[150:128] == 23'h0;
-assign b_sign_17 = s_axis_tdata[159];
-assign b_zero_9 = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_34;
-assign b_nan_17 = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_34);
-assign unordered_17 = a_nan_17 | b_nan_17;
+assign s_axis_tdata_is0_17 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign_9 = s_axis_tdata[31];
+assign a_zero_9 = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0_17;
+assign a_nan_9 = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0_17);
+assign s_axis_tdata_is0_18 = s_axis_tdata[150:128] == 23'h0;
+assign b_sign_9 = s_axis_tdata[159];
+assign b_zero_9 = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_18;
+assign b_nan_9 = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_18);
+assign unordered_17 = a_nan_9 | b_nan_9;
 assign equal_17 = (a_zero_9 & b_zero_9) | (s_axis_tdata[31:0] == s_axis_tdata[159:128]);
 assign magnitude_less_9 = s_axis_tdata[30:0] < s_axis_tdata[158:128];
 assign magnitude_greater_9 = s_axis_tdata[158:128] < s_axis_tdata[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_17 = (a_sign_d1_17 ^ b_sign_d1_17) ? a_sign_d1_17 : (a_sign_d1_17 ? magnitude_greater_d1_9 : magnitude_less_d1_9);
+assign less_17 = (a_sign_d1_9 ^ b_sign_d1_9) ? a_sign_d1_9 : (a_sign_d1_9 ? magnitude_greater_d1_9 : magnitude_less_d1_9);
 assign unordered_d1_not_9 = ~unordered_d1_9;
 assign decided_9 = unordered_d1_not_9 & (~equal_d1_9);
 assign unordered_d1_cat_9 = {unordered_d1_9, (decided_9 & (~less_17)), (unordered_d1_not_9 & equal_d1_9), (decided_9 & less_17)};
@@ -5884,21 +2096,21 @@ assign unordered_18 = unordered_d1_cat_9[3];
 assign s_axis_tdata_sel_5 = unordered_18 ? 32'h7fc00000 : (less_18 ? s_axis_tdata_q_25 : (equal_18 ? (s_axis_tdata_q_26 & (s_axis_tdata_q_25 | 32'h7fffffff)) : s_axis_tdata_q_26));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_35 = s_axis_tdata_sel_5[22:0] == 23'h0;
-assign a_sign_18 = s_axis_tdata_sel_5[31];
-assign a_zero_10 = (s_axis_tdata_sel_5[30:23] == 8'h0) & s_axis_tdata_is0_35;
-assign a_nan_18 = (s_axis_tdata_sel_5[30:23] == 8'hff) & (~s_axis_tdata_is0_35);
-assign s_axis_tdata_is0_36 = s_axis_tdata_q[22:0] == 23'h0;
-assign b_sign_18 = s_axis_tdata_q[31];
-assign b_zero_10 = (s_axis_tdata_q[30:23] == 8'h0) & s_axis_tdata_is0_36;
-assign b_nan_18 = (s_axis_tdata_q[30:23] == 8'hff) & (~s_axis_tdata_is0_36);
-assign unordered_19 = a_nan_18 | b_nan_18;
+assign s_axis_tdata_is0_19 = s_axis_tdata_sel_5[22:0] == 23'h0;
+assign a_sign_10 = s_axis_tdata_sel_5[31];
+assign a_zero_10 = (s_axis_tdata_sel_5[30:23] == 8'h0) & s_axis_tdata_is0_19;
+assign a_nan_10 = (s_axis_tdata_sel_5[30:23] == 8'hff) & (~s_axis_tdata_is0_19);
+assign s_axis_tdata_is0_20 = s_axis_tdata_q[22:0] == 23'h0;
+assign b_sign_10 = s_axis_tdata_q[31];
+assign b_zero_10 = (s_axis_tdata_q[30:23] == 8'h0) & s_axis_tdata_is0_20;
+assign b_nan_10 = (s_axis_tdata_q[30:23] == 8'hff) & (~s_axis_tdata_is0_20);
+assign unordered_19 = a_nan_10 | b_nan_10;
 assign equal_19 = (a_zero_10 & b_zero_10) | (s_axis_tdata_sel_5 == s_axis_tdata_q);
 assign magnitude_less_10 = s_axis_tdata_sel_5[30:0] < s_axis_tdata_q[30:0];
 assign magnitude_greater_10 = s_axis_tdata_q[30:0] < s_axis_tdata_sel_5[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_19 = (a_sign_d1_18 ^ b_sign_d1_18) ? a_sign_d1_18 : (a_sign_d1_18 ? magnitude_greater_d1_10 : magnitude_less_d1_10);
+assign less_19 = (a_sign_d1_10 ^ b_sign_d1_10) ? a_sign_d1_10 : (a_sign_d1_10 ? magnitude_greater_d1_10 : magnitude_less_d1_10);
 assign unordered_d1_not_10 = ~unordered_d1_10;
 assign decided_10 = unordered_d1_not_10 & (~equal_d1_10);
 assign unordered_d1_cat_10 = {unordered_d1_10, (decided_10 & (~less_19)), (unordered_d1_not_10 & equal_d1_10),
@@ -5909,21 +2121,21 @@ assign unordered_20 = unordered_d1_cat_10[3];
 assign hi0 = unordered_20 ? 32'h7fc00000 : (less_20 ? s_axis_tdata_q_2 : (equal_20 ? (s_axis_tdata_q_37 & (s_axis_tdata_q_2 | 32'h7fffffff)) : s_axis_tdata_q_37));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_37 = s_axis_tdata[54:32] == 23'h0;
-assign a_sign_19 = s_axis_tdata[63];
-assign a_zero_11 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_37;
-assign a_nan_19 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_37);
-assign s_axis_tdata_is0_38 = s_axis_tdata[182:160] == 23'h0;
-assign b_sign_19 = s_axis_tdata[191];
-assign b_zero_11 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_38;
-assign b_nan_19 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_38);
-assign unordered_21 = a_nan_19 | b_nan_19;
+assign s_axis_tdata_is0_21 = s_axis_tdata[54:32] == 23'h0;
+assign a_sign_11 = s_axis_tdata[63];
+assign a_zero_11 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_21;
+assign a_nan_11 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_21);
+assign s_axis_tdata_is0_22 = s_axis_tdata[182:160] == 23'h0;
+assign b_sign_11 = s_axis_tdata[191];
+assign b_zero_11 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_22;
+assign b_nan_11 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_22);
+assign unordered_21 = a_nan_11 | b_nan_11;
 assign equal_21 = (a_zero_11 & b_zero_11) | (s_axis_tdata[63:32] == s_axis_tdata[191:160]);
 assign magnitude_less_11 = s_axis_tdata[62:32] < s_axis_tdata[190:160];
 assign magnitude_greater_11 = s_axis_tdata[190:160] < s_axis_tdata[62:32];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_21 = (a_sign_d1_19 ^ b_sign_d1_19) ? a_sign_d1_19 : (a_sign_d1_19 ? magnitude_greater_d1_11 : magnitude_less_d1_11);
+assign less_21 = (a_sign_d1_11 ^ b_sign_d1_11) ? a_sign_d1_11 : (a_sign_d1_11 ? magnitude_greater_d1_11 : magnitude_less_d1_11);
 assign unordered_d1_not_11 = ~unordered_d1_11;
 assign decided_11 = unordered_d1_not_11 & (~equal_d1_11);
 assign unordered_d1_cat_11 = {unordered_d1_11, (decided_11 & (~less_21)), (unordered_d1_not_11 & equal_d1_11),
@@ -5934,21 +2146,21 @@ assign unordered_22 = unordered_d1_cat_11[3];
 assign s_axis_tdata_sel_6 = unordered_22 ? 32'h7fc00000 : (less_22 ? s_axis_tdata_q_28 : (equal_22 ? (s_axis_tdata_q_29 & (s_axis_tdata_q_28 | 32'h7fffffff)) : s_axis_tdata_q_29));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_39 = s_axis_tdata_sel_6[22:0] == 23'h0;
-assign a_sign_20 = s_axis_tdata_sel_6[31];
-assign a_zero_12 = (s_axis_tdata_sel_6[30:23] == 8'h0) & s_axis_tdata_is0_39;
-assign a_nan_20 = (s_axis_tdata_sel_6[30:23] == 8'hff) & (~s_axis_tdata_is0_39);
-assign s_axis_tdata_is0_40 = s_axis_tdata_q_7[22:0] == 23'h0;
-assign b_sign_20 = s_axis_tdata_q_7[31];
-assign b_zero_12 = (s_axis_tdata_q_7[30:23] == 8'h0) & s_axis_tdata_is0_40;
-assign b_nan_20 = (s_axis_tdata_q_7[30:23] == 8'hff) & (~s_axis_tdata_is0_40);
-assign unordered_23 = a_nan_20 | b_nan_20;
+assign s_axis_tdata_is0_23 = s_axis_tdata_sel_6[22:0] == 23'h0;
+assign a_sign_12 = s_axis_tdata_sel_6[31];
+assign a_zero_12 = (s_axis_tdata_sel_6[30:23] == 8'h0) & s_axis_tdata_is0_23;
+assign a_nan_12 = (s_axis_tdata_sel_6[30:23] == 8'hff) & (~s_axis_tdata_is0_23);
+assign s_axis_tdata_is0_24 = s_axis_tdata_q_7[22:0] == 23'h0;
+assign b_sign_12 = s_axis_tdata_q_7[31];
+assign b_zero_12 = (s_axis_tdata_q_7[30:23] == 8'h0) & s_axis_tdata_is0_24;
+assign b_nan_12 = (s_axis_tdata_q_7[30:23] == 8'hff) & (~s_axis_tdata_is0_24);
+assign unordered_23 = a_nan_12 | b_nan_12;
 assign equal_23 = (a_zero_12 & b_zero_12) | (s_axis_tdata_sel_6 == s_axis_tdata_q_7);
 assign magnitude_less_12 = s_axis_tdata_sel_6[30:0] < s_axis_tdata_q_7[30:0];
 assign magnitude_greater_12 = s_axis_tdata_q_7[30:0] < s_axis_tdata_sel_6[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_23 = (a_sign_d1_20 ^ b_sign_d1_20) ? a_sign_d1_20 : (a_sign_d1_20 ? magnitude_greater_d1_12 : magnitude_less_d1_12);
+assign less_23 = (a_sign_d1_12 ^ b_sign_d1_12) ? a_sign_d1_12 : (a_sign_d1_12 ? magnitude_greater_d1_12 : magnitude_less_d1_12);
 assign unordered_d1_not_12 = ~unordered_d1_12;
 assign decided_12 = unordered_d1_not_12 & (~equal_d1_12);
 assign unordered_d1_cat_12 = {unordered_d1_12, (decided_12 & (~less_23)), (unordered_d1_not_12 & equal_d1_12),
@@ -5959,21 +2171,21 @@ assign unordered_24 = unordered_d1_cat_12[3];
 assign hi1 = unordered_24 ? 32'h7fc00000 : (less_24 ? s_axis_tdata_q_8 : (equal_24 ? (s_axis_tdata_q_38 & (s_axis_tdata_q_8 | 32'h7fffffff)) : s_axis_tdata_q_38));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_41 = s_axis_tdata[86:64] == 23'h0;
-assign a_sign_21 = s_axis_tdata[95];
-assign a_zero_13 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_41;
-assign a_nan_21 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_41);
-assign s_axis_tdata_is0_42 = s_axis_tdata[214:192] == 23'h0;
-assign b_sign_21 = s_axis_tdata[223];
-assign b_zero_13 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_42;
-assign b_nan_21 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_42);
-assign unordered_25 = a_nan_21 | b_nan_21;
+assign s_axis_tdata_is0_25 = s_axis_tdata[86:64] == 23'h0;
+assign a_sign_13 = s_axis_tdata[95];
+assign a_zero_13 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_25;
+assign a_nan_13 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_25);
+assign s_axis_tdata_is0_26 = s_axis_tdata[214:192] == 23'h0;
+assign b_sign_13 = s_axis_tdata[223];
+assign b_zero_13 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_26;
+assign b_nan_13 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_26);
+assign unordered_25 = a_nan_13 | b_nan_13;
 assign equal_25 = (a_zero_13 & b_zero_13) | (s_axis_tdata[95:64] == s_axis_tdata[223:192]);
 assign magnitude_less_13 = s_axis_tdata[94:64] < s_axis_tdata[222:192];
 assign magnitude_greater_13 = s_axis_tdata[222:192] < s_axis_tdata[94:64];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_25 = (a_sign_d1_21 ^ b_sign_d1_21) ? a_sign_d1_21 : (a_sign_d1_21 ? magnitude_greater_d1_13 : magnitude_less_d1_13);
+assign less_25 = (a_sign_d1_13 ^ b_sign_d1_13) ? a_sign_d1_13 : (a_sign_d1_13 ? magnitude_greater_d1_13 : magnitude_less_d1_13);
 assign unordered_d1_not_13 = ~unordered_d1_13;
 assign decided_13 = unordered_d1_not_13 & (~equal_d1_13);
 assign unordered_d1_cat_13 = {unordered_d1_13, (decided_13 & (~less_25)), (unordered_d1_not_13 & equal_d1_13),
@@ -5984,21 +2196,21 @@ assign unordered_26 = unordered_d1_cat_13[3];
 assign s_axis_tdata_sel_7 = unordered_26 ? 32'h7fc00000 : (less_26 ? s_axis_tdata_q_31 : (equal_26 ? (s_axis_tdata_q_32 & (s_axis_tdata_q_31 | 32'h7fffffff)) : s_axis_tdata_q_32));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_43 = s_axis_tdata_sel_7[22:0] == 23'h0;
-assign a_sign_22 = s_axis_tdata_sel_7[31];
-assign a_zero_14 = (s_axis_tdata_sel_7[30:23] == 8'h0) & s_axis_tdata_is0_43;
-assign a_nan_22 = (s_axis_tdata_sel_7[30:23] == 8'hff) & (~s_axis_tdata_is0_43);
-assign s_axis_tdata_is0_44 = s_axis_tdata_q_13[22:0] == 23'h0;
-assign b_sign_22 = s_axis_tdata_q_13[31];
-assign b_zero_14 = (s_axis_tdata_q_13[30:23] == 8'h0) & s_axis_tdata_is0_44;
-assign b_nan_22 = (s_axis_tdata_q_13[30:23] == 8'hff) & (~s_axis_tdata_is0_44);
-assign unordered_27 = a_nan_22 | b_nan_22;
+assign s_axis_tdata_is0_27 = s_axis_tdata_sel_7[22:0] == 23'h0;
+assign a_sign_14 = s_axis_tdata_sel_7[31];
+assign a_zero_14 = (s_axis_tdata_sel_7[30:23] == 8'h0) & s_axis_tdata_is0_27;
+assign a_nan_14 = (s_axis_tdata_sel_7[30:23] == 8'hff) & (~s_axis_tdata_is0_27);
+assign s_axis_tdata_is0_28 = s_axis_tdata_q_13[22:0] == 23'h0;
+assign b_sign_14 = s_axis_tdata_q_13[31];
+assign b_zero_14 = (s_axis_tdata_q_13[30:23] == 8'h0) & s_axis_tdata_is0_28;
+assign b_nan_14 = (s_axis_tdata_q_13[30:23] == 8'hff) & (~s_axis_tdata_is0_28);
+assign unordered_27 = a_nan_14 | b_nan_14;
 assign equal_27 = (a_zero_14 & b_zero_14) | (s_axis_tdata_sel_7 == s_axis_tdata_q_13);
 assign magnitude_less_14 = s_axis_tdata_sel_7[30:0] < s_axis_tdata_q_13[30:0];
 assign magnitude_greater_14 = s_axis_tdata_q_13[30:0] < s_axis_tdata_sel_7[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_27 = (a_sign_d1_22 ^ b_sign_d1_22) ? a_sign_d1_22 : (a_sign_d1_22 ? magnitude_greater_d1_14 : magnitude_less_d1_14);
+assign less_27 = (a_sign_d1_14 ^ b_sign_d1_14) ? a_sign_d1_14 : (a_sign_d1_14 ? magnitude_greater_d1_14 : magnitude_less_d1_14);
 assign unordered_d1_not_14 = ~unordered_d1_14;
 assign decided_14 = unordered_d1_not_14 & (~equal_d1_14);
 assign unordered_d1_cat_14 = {unordered_d1_14, (decided_14 & (~less_27)), (unordered_d1_not_14 & equal_d1_14),
@@ -6009,21 +2221,21 @@ assign unordered_28 = unordered_d1_cat_14[3];
 assign hi2 = unordered_28 ? 32'h7fc00000 : (less_28 ? s_axis_tdata_q_14 : (equal_28 ? (s_axis_tdata_q_39 & (s_axis_tdata_q_14 | 32'h7fffffff)) : s_axis_tdata_q_39));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_45 = s_axis_tdata[118:96] == 23'h0;
-assign a_sign_23 = s_axis_tdata[127];
-assign a_zero_15 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_45;
-assign a_nan_23 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_45);
-assign s_axis_tdata_is0_46 = s_axis_tdata[246:224] == 23'h0;
-assign b_sign_23 = s_axis_tdata[255];
-assign b_zero_15 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_46;
-assign b_nan_23 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_46);
-assign unordered_29 = a_nan_23 | b_nan_23;
+assign s_axis_tdata_is0_29 = s_axis_tdata[118:96] == 23'h0;
+assign a_sign_15 = s_axis_tdata[127];
+assign a_zero_15 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_29;
+assign a_nan_15 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_29);
+assign s_axis_tdata_is0_30 = s_axis_tdata[246:224] == 23'h0;
+assign b_sign_15 = s_axis_tdata[255];
+assign b_zero_15 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_30;
+assign b_nan_15 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_30);
+assign unordered_29 = a_nan_15 | b_nan_15;
 assign equal_29 = (a_zero_15 & b_zero_15) | (s_axis_tdata[127:96] == s_axis_tdata[255:224]);
 assign magnitude_less_15 = s_axis_tdata[126:96] < s_axis_tdata[254:224];
 assign magnitude_greater_15 = s_axis_tdata[254:224] < s_axis_tdata[126:96];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_29 = (a_sign_d1_23 ^ b_sign_d1_23) ? a_sign_d1_23 : (a_sign_d1_23 ? magnitude_greater_d1_15 : magnitude_less_d1_15);
+assign less_29 = (a_sign_d1_15 ^ b_sign_d1_15) ? a_sign_d1_15 : (a_sign_d1_15 ? magnitude_greater_d1_15 : magnitude_less_d1_15);
 assign unordered_d1_not_15 = ~unordered_d1_15;
 assign decided_15 = unordered_d1_not_15 & (~equal_d1_15);
 assign unordered_d1_cat_15 = {unordered_d1_15, (decided_15 & (~less_29)), (unordered_d1_not_15 & equal_d1_15),
@@ -6034,21 +2246,21 @@ assign unordered_30 = unordered_d1_cat_15[3];
 assign s_axis_tdata_sel_8 = unordered_30 ? 32'h7fc00000 : (less_30 ? s_axis_tdata_q_34 : (equal_30 ? (s_axis_tdata_q_35 & (s_axis_tdata_q_34 | 32'h7fffffff)) : s_axis_tdata_q_35));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_47 = s_axis_tdata_sel_8[22:0] == 23'h0;
-assign a_sign_24 = s_axis_tdata_sel_8[31];
-assign a_zero_16 = (s_axis_tdata_sel_8[30:23] == 8'h0) & s_axis_tdata_is0_47;
-assign a_nan_24 = (s_axis_tdata_sel_8[30:23] == 8'hff) & (~s_axis_tdata_is0_47);
-assign s_axis_tdata_is0_48 = s_axis_tdata_q_19[22:0] == 23'h0;
-assign b_sign_24 = s_axis_tdata_q_19[31];
-assign b_zero_16 = (s_axis_tdata_q_19[30:23] == 8'h0) & s_axis_tdata_is0_48;
-assign b_nan_24 = (s_axis_tdata_q_19[30:23] == 8'hff) & (~s_axis_tdata_is0_48);
-assign unordered_31 = a_nan_24 | b_nan_24;
+assign s_axis_tdata_is0_31 = s_axis_tdata_sel_8[22:0] == 23'h0;
+assign a_sign_16 = s_axis_tdata_sel_8[31];
+assign a_zero_16 = (s_axis_tdata_sel_8[30:23] == 8'h0) & s_axis_tdata_is0_31;
+assign a_nan_16 = (s_axis_tdata_sel_8[30:23] == 8'hff) & (~s_axis_tdata_is0_31);
+assign s_axis_tdata_is0_32 = s_axis_tdata_q_19[22:0] == 23'h0;
+assign b_sign_16 = s_axis_tdata_q_19[31];
+assign b_zero_16 = (s_axis_tdata_q_19[30:23] == 8'h0) & s_axis_tdata_is0_32;
+assign b_nan_16 = (s_axis_tdata_q_19[30:23] == 8'hff) & (~s_axis_tdata_is0_32);
+assign unordered_31 = a_nan_16 | b_nan_16;
 assign equal_31 = (a_zero_16 & b_zero_16) | (s_axis_tdata_sel_8 == s_axis_tdata_q_19);
 assign magnitude_less_16 = s_axis_tdata_sel_8[30:0] < s_axis_tdata_q_19[30:0];
 assign magnitude_greater_16 = s_axis_tdata_q_19[30:0] < s_axis_tdata_sel_8[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_31 = (a_sign_d1_24 ^ b_sign_d1_24) ? a_sign_d1_24 : (a_sign_d1_24 ? magnitude_greater_d1_16 : magnitude_less_d1_16);
+assign less_31 = (a_sign_d1_16 ^ b_sign_d1_16) ? a_sign_d1_16 : (a_sign_d1_16 ? magnitude_greater_d1_16 : magnitude_less_d1_16);
 assign unordered_d1_not_16 = ~unordered_d1_16;
 assign decided_16 = unordered_d1_not_16 & (~equal_d1_16);
 assign unordered_d1_cat_16 = {unordered_d1_16, (decided_16 & (~less_31)), (unordered_d1_not_16 & equal_d1_16),
@@ -6057,590 +2269,220 @@ assign less_32 = unordered_d1_cat_16[0];
 assign equal_32 = unordered_d1_cat_16[1];
 assign unordered_32 = unordered_d1_cat_16[3];
 assign hi3 = unordered_32 ? 32'h7fc00000 : (less_32 ? s_axis_tdata_q_20 : (equal_32 ? (s_axis_tdata_q_40 & (s_axis_tdata_q_20 | 32'h7fffffff)) : s_axis_tdata_q_40));
-assign p3_d12_cat = {p3_d12, p2_d12, p1_d12, p0_d12, hi3_d10, hi2_d10, hi1_d10, hi0_d10, lo3_d10, lo2_d10, lo1_d10, lo0_d10,
-    s3, s2, s1, s0};
 assign out_valid_or = (~out_valid) | m_axis_tready;
 
+// ---- v16_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v16_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[31:0]),
+    .b(s_axis_tdata[159:128]),
+    .y(v16_add_y)
+);
+
+// ---- v17_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v17_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(v16_add_y),
+    .b(s_axis_tdata_q_6),
+    .y(v17_add_y)
+);
+
+// ---- v18_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v18_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[63:32]),
+    .b(s_axis_tdata[191:160]),
+    .y(v18_add_y)
+);
+
+// ---- v19_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v19_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(v18_add_y),
+    .b(s_axis_tdata_q_12),
+    .y(v19_add_y)
+);
+
+// ---- v20_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v20_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[95:64]),
+    .b(s_axis_tdata[223:192]),
+    .y(v20_add_y)
+);
+
+// ---- v21_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v21_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(v20_add_y),
+    .b(s_axis_tdata_q_18),
+    .y(v21_add_y)
+);
+
+// ---- v22_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v22_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[127:96]),
+    .b(s_axis_tdata[255:224]),
+    .y(v22_add_y)
+);
+
+// ---- v23_add (fp32_add_s6) ----
+allreduce_w128_fp32_add_s6 v23_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(v22_add_y),
+    .b(s_axis_tdata_q_24),
+    .y(v23_add_y)
+);
+
 always @(posedge clk) begin
-    if (out_valid_or) swap_d1 <= swap;
-    if (out_valid_or) b_sign_d1 <= b_sign;
-    if (out_valid_or) a_sign_d1 <= a_sign;
-    if (out_valid_or) b_exp_d1 <= b_exp;
-    if (out_valid_or) a_exp_d1 <= a_exp;
-    if (out_valid_or) b_sig_d1 <= b_sig;
-    if (out_valid_or) a_sig_d1 <= a_sig;
-    if (out_valid_or) opposite_d1 <= opposite;
-    if (out_valid_or) opposite_d2 <= opposite_d1;
-    if (out_valid_or) big_padded_d1 <= big_padded;
-    if (out_valid_or) aligned_d1 <= aligned;
-    if (out_valid_or) sum_d1 <= sum;
-    if (out_valid_or) big_exp_d1 <= big_exp;
-    if (out_valid_or) big_exp_d2 <= big_exp_d1;
-    if (out_valid_or) left_d1 <= left;
-    if (out_valid_or) sum_d2 <= sum_d1;
-    if (out_valid_or) field_base_d1 <= field_base;
-    if (out_valid_or) field_base_d2 <= field_base_d1;
-    if (out_valid_or) field_base_d3 <= field_base_d2;
-    if (out_valid_or) normalized_d1 <= normalized;
-    if (out_valid_or) field_d1 <= field;
-    if (out_valid_or) increment_d1 <= increment;
-    if (out_valid_or) packed_d1 <= packed_2;
-    if (out_valid_or) overflow_before_d1 <= overflow_before;
-    if (out_valid_or) inf_d1 <= inf;
-    if (out_valid_or) inf_d2 <= inf_d1;
-    if (out_valid_or) inf_d3 <= inf_d2;
-    if (out_valid_or) inf_d4 <= inf_d3;
-    if (out_valid_or) inf_d5 <= inf_d4;
-    if (out_valid_or) inf_d6 <= inf_d5;
-    if (out_valid_or) inf_sign_d1 <= inf_sign;
-    if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
-    if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
-    if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
-    if (out_valid_or) inf_sign_d5 <= inf_sign_d4;
-    if (out_valid_or) inf_sign_d6 <= inf_sign_d5;
-    if (out_valid_or) big_sign_d1 <= big_sign;
-    if (out_valid_or) big_sign_d2 <= big_sign_d1;
-    if (out_valid_or) big_sign_d3 <= big_sign_d2;
-    if (out_valid_or) big_sign_d4 <= big_sign_d3;
-    if (out_valid_or) big_sign_d5 <= big_sign_d4;
-    if (out_valid_or) zero_sign_d1 <= zero_sign;
-    if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
-    if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
-    if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
-    if (out_valid_or) zero_sign_d5 <= zero_sign_d4;
-    if (out_valid_or) zero_sign_d6 <= zero_sign_d5;
-    if (out_valid_or) exact_zero_d1 <= exact_zero;
-    if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
-    if (out_valid_or) exact_zero_d3 <= exact_zero_d2;
-    if (out_valid_or) nan_d1 <= nan;
-    if (out_valid_or) nan_d2 <= nan_d1;
-    if (out_valid_or) nan_d3 <= nan_d2;
-    if (out_valid_or) nan_d4 <= nan_d3;
-    if (out_valid_or) nan_d5 <= nan_d4;
-    if (out_valid_or) nan_d6 <= nan_d5;
     if (out_valid_or) s_axis_tdata_q <= s_axis_tdata[287:256];
     if (out_valid_or) s_axis_tdata_q_2 <= s_axis_tdata_q;
     if (out_valid_or) s_axis_tdata_q_3 <= s_axis_tdata_q_2;
     if (out_valid_or) s_axis_tdata_q_4 <= s_axis_tdata_q_3;
     if (out_valid_or) s_axis_tdata_q_5 <= s_axis_tdata_q_4;
     if (out_valid_or) s_axis_tdata_q_6 <= s_axis_tdata_q_5;
-    if (out_valid_or) swap_d1_2 <= swap_2;
-    if (out_valid_or) b_sign_d1_2 <= b_sign_2;
-    if (out_valid_or) a_sign_d1_2 <= a_sign_2;
-    if (out_valid_or) b_exp_d1_2 <= b_exp_2;
-    if (out_valid_or) a_exp_d1_2 <= a_exp_2;
-    if (out_valid_or) b_sig_d1_2 <= b_sig_2;
-    if (out_valid_or) a_sig_d1_2 <= a_sig_2;
-    if (out_valid_or) opposite_d1_2 <= opposite_2;
-    if (out_valid_or) opposite_d2_2 <= opposite_d1_2;
-    if (out_valid_or) big_padded_d1_2 <= big_padded_2;
-    if (out_valid_or) aligned_d1_2 <= aligned_2;
-    if (out_valid_or) sum_d1_2 <= sum_2;
-    if (out_valid_or) big_exp_d1_2 <= big_exp_2;
-    if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
-    if (out_valid_or) left_d1_2 <= left_2;
-    if (out_valid_or) sum_d2_2 <= sum_d1_2;
-    if (out_valid_or) field_base_d1_2 <= field_base_2;
-    if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
-    if (out_valid_or) field_base_d3_2 <= field_base_d2_2;
-    if (out_valid_or) normalized_d1_2 <= normalized_2;
-    if (out_valid_or) field_d1_2 <= field_2;
-    if (out_valid_or) increment_d1_2 <= increment_2;
-    if (out_valid_or) packed_d1_2 <= packed_3;
-    if (out_valid_or) overflow_before_d1_2 <= overflow_before_2;
-    if (out_valid_or) inf_d1_2 <= inf_2;
-    if (out_valid_or) inf_d2_2 <= inf_d1_2;
-    if (out_valid_or) inf_d3_2 <= inf_d2_2;
-    if (out_valid_or) inf_d4_2 <= inf_d3_2;
-    if (out_valid_or) inf_d5_2 <= inf_d4_2;
-    if (out_valid_or) inf_d6_2 <= inf_d5_2;
-    if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
-    if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
-    if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
-    if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
-    if (out_valid_or) inf_sign_d5_2 <= inf_sign_d4_2;
-    if (out_valid_or) inf_sign_d6_2 <= inf_sign_d5_2;
-    if (out_valid_or) big_sign_d1_2 <= big_sign_2;
-    if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
-    if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
-    if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
-    if (out_valid_or) big_sign_d5_2 <= big_sign_d4_2;
-    if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
-    if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
-    if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
-    if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
-    if (out_valid_or) zero_sign_d5_2 <= zero_sign_d4_2;
-    if (out_valid_or) zero_sign_d6_2 <= zero_sign_d5_2;
-    if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
-    if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
-    if (out_valid_or) exact_zero_d3_2 <= exact_zero_d2_2;
-    if (out_valid_or) nan_d1_2 <= nan_2;
-    if (out_valid_or) nan_d2_2 <= nan_d1_2;
-    if (out_valid_or) nan_d3_2 <= nan_d2_2;
-    if (out_valid_or) nan_d4_2 <= nan_d3_2;
-    if (out_valid_or) nan_d5_2 <= nan_d4_2;
-    if (out_valid_or) nan_d6_2 <= nan_d5_2;
-    if (out_valid_or) swap_d1_3 <= swap_3;
-    if (out_valid_or) b_sign_d1_3 <= b_sign_3;
-    if (out_valid_or) a_sign_d1_3 <= a_sign_3;
-    if (out_valid_or) b_exp_d1_3 <= b_exp_3;
-    if (out_valid_or) a_exp_d1_3 <= a_exp_3;
-    if (out_valid_or) b_sig_d1_3 <= b_sig_3;
-    if (out_valid_or) a_sig_d1_3 <= a_sig_3;
-    if (out_valid_or) opposite_d1_3 <= opposite_3;
-    if (out_valid_or) opposite_d2_3 <= opposite_d1_3;
-    if (out_valid_or) big_padded_d1_3 <= big_padded_3;
-    if (out_valid_or) aligned_d1_3 <= aligned_3;
-    if (out_valid_or) sum_d1_3 <= sum_3;
-    if (out_valid_or) big_exp_d1_3 <= big_exp_3;
-    if (out_valid_or) big_exp_d2_3 <= big_exp_d1_3;
-    if (out_valid_or) left_d1_3 <= left_3;
-    if (out_valid_or) sum_d2_3 <= sum_d1_3;
-    if (out_valid_or) field_base_d1_3 <= field_base_3;
-    if (out_valid_or) field_base_d2_3 <= field_base_d1_3;
-    if (out_valid_or) field_base_d3_3 <= field_base_d2_3;
-    if (out_valid_or) normalized_d1_3 <= normalized_3;
-    if (out_valid_or) field_d1_3 <= field_3;
-    if (out_valid_or) increment_d1_3 <= increment_3;
-    if (out_valid_or) packed_d1_3 <= packed_4;
-    if (out_valid_or) overflow_before_d1_3 <= overflow_before_3;
-    if (out_valid_or) inf_d1_3 <= inf_3;
-    if (out_valid_or) inf_d2_3 <= inf_d1_3;
-    if (out_valid_or) inf_d3_3 <= inf_d2_3;
-    if (out_valid_or) inf_d4_3 <= inf_d3_3;
-    if (out_valid_or) inf_d5_3 <= inf_d4_3;
-    if (out_valid_or) inf_d6_3 <= inf_d5_3;
-    if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
-    if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
-    if (out_valid_or) inf_sign_d3_3 <= inf_sign_d2_3;
-    if (out_valid_or) inf_sign_d4_3 <= inf_sign_d3_3;
-    if (out_valid_or) inf_sign_d5_3 <= inf_sign_d4_3;
-    if (out_valid_or) inf_sign_d6_3 <= inf_sign_d5_3;
-    if (out_valid_or) big_sign_d1_3 <= big_sign_3;
-    if (out_valid_or) big_sign_d2_3 <= big_sign_d1_3;
-    if (out_valid_or) big_sign_d3_3 <= big_sign_d2_3;
-    if (out_valid_or) big_sign_d4_3 <= big_sign_d3_3;
-    if (out_valid_or) big_sign_d5_3 <= big_sign_d4_3;
-    if (out_valid_or) zero_sign_d1_3 <= zero_sign_3;
-    if (out_valid_or) zero_sign_d2_3 <= zero_sign_d1_3;
-    if (out_valid_or) zero_sign_d3_3 <= zero_sign_d2_3;
-    if (out_valid_or) zero_sign_d4_3 <= zero_sign_d3_3;
-    if (out_valid_or) zero_sign_d5_3 <= zero_sign_d4_3;
-    if (out_valid_or) zero_sign_d6_3 <= zero_sign_d5_3;
-    if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
-    if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
-    if (out_valid_or) exact_zero_d3_3 <= exact_zero_d2_3;
-    if (out_valid_or) nan_d1_3 <= nan_3;
-    if (out_valid_or) nan_d2_3 <= nan_d1_3;
-    if (out_valid_or) nan_d3_3 <= nan_d2_3;
-    if (out_valid_or) nan_d4_3 <= nan_d3_3;
-    if (out_valid_or) nan_d5_3 <= nan_d4_3;
-    if (out_valid_or) nan_d6_3 <= nan_d5_3;
     if (out_valid_or) s_axis_tdata_q_7 <= s_axis_tdata[319:288];
     if (out_valid_or) s_axis_tdata_q_8 <= s_axis_tdata_q_7;
     if (out_valid_or) s_axis_tdata_q_9 <= s_axis_tdata_q_8;
     if (out_valid_or) s_axis_tdata_q_10 <= s_axis_tdata_q_9;
     if (out_valid_or) s_axis_tdata_q_11 <= s_axis_tdata_q_10;
     if (out_valid_or) s_axis_tdata_q_12 <= s_axis_tdata_q_11;
-    if (out_valid_or) swap_d1_4 <= swap_4;
-    if (out_valid_or) b_sign_d1_4 <= b_sign_4;
-    if (out_valid_or) a_sign_d1_4 <= a_sign_4;
-    if (out_valid_or) b_exp_d1_4 <= b_exp_4;
-    if (out_valid_or) a_exp_d1_4 <= a_exp_4;
-    if (out_valid_or) b_sig_d1_4 <= b_sig_4;
-    if (out_valid_or) a_sig_d1_4 <= a_sig_4;
-    if (out_valid_or) opposite_d1_4 <= opposite_4;
-    if (out_valid_or) opposite_d2_4 <= opposite_d1_4;
-    if (out_valid_or) big_padded_d1_4 <= big_padded_4;
-    if (out_valid_or) aligned_d1_4 <= aligned_4;
-    if (out_valid_or) sum_d1_4 <= sum_4;
-    if (out_valid_or) big_exp_d1_4 <= big_exp_4;
-    if (out_valid_or) big_exp_d2_4 <= big_exp_d1_4;
-    if (out_valid_or) left_d1_4 <= left_4;
-    if (out_valid_or) sum_d2_4 <= sum_d1_4;
-    if (out_valid_or) field_base_d1_4 <= field_base_4;
-    if (out_valid_or) field_base_d2_4 <= field_base_d1_4;
-    if (out_valid_or) field_base_d3_4 <= field_base_d2_4;
-    if (out_valid_or) normalized_d1_4 <= normalized_4;
-    if (out_valid_or) field_d1_4 <= field_4;
-    if (out_valid_or) increment_d1_4 <= increment_4;
-    if (out_valid_or) packed_d1_4 <= packed_5;
-    if (out_valid_or) overflow_before_d1_4 <= overflow_before_4;
-    if (out_valid_or) inf_d1_4 <= inf_4;
-    if (out_valid_or) inf_d2_4 <= inf_d1_4;
-    if (out_valid_or) inf_d3_4 <= inf_d2_4;
-    if (out_valid_or) inf_d4_4 <= inf_d3_4;
-    if (out_valid_or) inf_d5_4 <= inf_d4_4;
-    if (out_valid_or) inf_d6_4 <= inf_d5_4;
-    if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
-    if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
-    if (out_valid_or) inf_sign_d3_4 <= inf_sign_d2_4;
-    if (out_valid_or) inf_sign_d4_4 <= inf_sign_d3_4;
-    if (out_valid_or) inf_sign_d5_4 <= inf_sign_d4_4;
-    if (out_valid_or) inf_sign_d6_4 <= inf_sign_d5_4;
-    if (out_valid_or) big_sign_d1_4 <= big_sign_4;
-    if (out_valid_or) big_sign_d2_4 <= big_sign_d1_4;
-    if (out_valid_or) big_sign_d3_4 <= big_sign_d2_4;
-    if (out_valid_or) big_sign_d4_4 <= big_sign_d3_4;
-    if (out_valid_or) big_sign_d5_4 <= big_sign_d4_4;
-    if (out_valid_or) zero_sign_d1_4 <= zero_sign_4;
-    if (out_valid_or) zero_sign_d2_4 <= zero_sign_d1_4;
-    if (out_valid_or) zero_sign_d3_4 <= zero_sign_d2_4;
-    if (out_valid_or) zero_sign_d4_4 <= zero_sign_d3_4;
-    if (out_valid_or) zero_sign_d5_4 <= zero_sign_d4_4;
-    if (out_valid_or) zero_sign_d6_4 <= zero_sign_d5_4;
-    if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
-    if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
-    if (out_valid_or) exact_zero_d3_4 <= exact_zero_d2_4;
-    if (out_valid_or) nan_d1_4 <= nan_4;
-    if (out_valid_or) nan_d2_4 <= nan_d1_4;
-    if (out_valid_or) nan_d3_4 <= nan_d2_4;
-    if (out_valid_or) nan_d4_4 <= nan_d3_4;
-    if (out_valid_or) nan_d5_4 <= nan_d4_4;
-    if (out_valid_or) nan_d6_4 <= nan_d5_4;
-    if (out_valid_or) swap_d1_5 <= swap_5;
-    if (out_valid_or) b_sign_d1_5 <= b_sign_5;
-    if (out_valid_or) a_sign_d1_5 <= a_sign_5;
-    if (out_valid_or) b_exp_d1_5 <= b_exp_5;
-    if (out_valid_or) a_exp_d1_5 <= a_exp_5;
-    if (out_valid_or) b_sig_d1_5 <= b_sig_5;
-    if (out_valid_or) a_sig_d1_5 <= a_sig_5;
-    if (out_valid_or) opposite_d1_5 <= opposite_5;
-    if (out_valid_or) opposite_d2_5 <= opposite_d1_5;
-    if (out_valid_or) big_padded_d1_5 <= big_padded_5;
-    if (out_valid_or) aligned_d1_5 <= aligned_5;
-    if (out_valid_or) sum_d1_5 <= sum_5;
-    if (out_valid_or) big_exp_d1_5 <= big_exp_5;
-    if (out_valid_or) big_exp_d2_5 <= big_exp_d1_5;
-    if (out_valid_or) left_d1_5 <= left_5;
-    if (out_valid_or) sum_d2_5 <= sum_d1_5;
-    if (out_valid_or) field_base_d1_5 <= field_base_5;
-    if (out_valid_or) field_base_d2_5 <= field_base_d1_5;
-    if (out_valid_or) field_base_d3_5 <= field_base_d2_5;
-    if (out_valid_or) normalized_d1_5 <= normalized_5;
-    if (out_valid_or) field_d1_5 <= field_5;
-    if (out_valid_or) increment_d1_5 <= increment_5;
-    if (out_valid_or) packed_d1_5 <= packed_6;
-    if (out_valid_or) overflow_before_d1_5 <= overflow_before_5;
-    if (out_valid_or) inf_d1_5 <= inf_5;
-    if (out_valid_or) inf_d2_5 <= inf_d1_5;
-    if (out_valid_or) inf_d3_5 <= inf_d2_5;
-    if (out_valid_or) inf_d4_5 <= inf_d3_5;
-    if (out_valid_or) inf_d5_5 <= inf_d4_5;
-    if (out_valid_or) inf_d6_5 <= inf_d5_5;
-    if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
-    if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
-    if (out_valid_or) inf_sign_d3_5 <= inf_sign_d2_5;
-    if (out_valid_or) inf_sign_d4_5 <= inf_sign_d3_5;
-    if (out_valid_or) inf_sign_d5_5 <= inf_sign_d4_5;
-    if (out_valid_or) inf_sign_d6_5 <= inf_sign_d5_5;
-    if (out_valid_or) big_sign_d1_5 <= big_sign_5;
-    if (out_valid_or) big_sign_d2_5 <= big_sign_d1_5;
-    if (out_valid_or) big_sign_d3_5 <= big_sign_d2_5;
-    if (out_valid_or) big_sign_d4_5 <= big_sign_d3_5;
-    if (out_valid_or) big_sign_d5_5 <= big_sign_d4_5;
-    if (out_valid_or) zero_sign_d1_5 <= zero_sign_5;
-    if (out_valid_or) zero_sign_d2_5 <= zero_sign_d1_5;
-    if (out_valid_or) zero_sign_d3_5 <= zero_sign_d2_5;
-    if (out_valid_or) zero_sign_d4_5 <= zero_sign_d3_5;
-    if (out_valid_or) zero_sign_d5_5 <= zero_sign_d4_5;
-    if (out_valid_or) zero_sign_d6_5 <= zero_sign_d5_5;
-    if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
-    if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
-    if (out_valid_or) exact_zero_d3_5 <= exact_zero_d2_5;
-    if (out_valid_or) nan_d1_5 <= nan_5;
-    if (out_valid_or) nan_d2_5 <= nan_d1_5;
-    if (out_valid_or) nan_d3_5 <= nan_d2_5;
-    if (out_valid_or) nan_d4_5 <= nan_d3_5;
-    if (out_valid_or) nan_d5_5 <= nan_d4_5;
-    if (out_valid_or) nan_d6_5 <= nan_d5_5;
     if (out_valid_or) s_axis_tdata_q_13 <= s_axis_tdata[351:320];
     if (out_valid_or) s_axis_tdata_q_14 <= s_axis_tdata_q_13;
     if (out_valid_or) s_axis_tdata_q_15 <= s_axis_tdata_q_14;
     if (out_valid_or) s_axis_tdata_q_16 <= s_axis_tdata_q_15;
     if (out_valid_or) s_axis_tdata_q_17 <= s_axis_tdata_q_16;
     if (out_valid_or) s_axis_tdata_q_18 <= s_axis_tdata_q_17;
-    if (out_valid_or) swap_d1_6 <= swap_6;
-    if (out_valid_or) b_sign_d1_6 <= b_sign_6;
-    if (out_valid_or) a_sign_d1_6 <= a_sign_6;
-    if (out_valid_or) b_exp_d1_6 <= b_exp_6;
-    if (out_valid_or) a_exp_d1_6 <= a_exp_6;
-    if (out_valid_or) b_sig_d1_6 <= b_sig_6;
-    if (out_valid_or) a_sig_d1_6 <= a_sig_6;
-    if (out_valid_or) opposite_d1_6 <= opposite_6;
-    if (out_valid_or) opposite_d2_6 <= opposite_d1_6;
-    if (out_valid_or) big_padded_d1_6 <= big_padded_6;
-    if (out_valid_or) aligned_d1_6 <= aligned_6;
-    if (out_valid_or) sum_d1_6 <= sum_6;
-    if (out_valid_or) big_exp_d1_6 <= big_exp_6;
-    if (out_valid_or) big_exp_d2_6 <= big_exp_d1_6;
-    if (out_valid_or) left_d1_6 <= left_6;
-    if (out_valid_or) sum_d2_6 <= sum_d1_6;
-    if (out_valid_or) field_base_d1_6 <= field_base_6;
-    if (out_valid_or) field_base_d2_6 <= field_base_d1_6;
-    if (out_valid_or) field_base_d3_6 <= field_base_d2_6;
-    if (out_valid_or) normalized_d1_6 <= normalized_6;
-    if (out_valid_or) field_d1_6 <= field_6;
-    if (out_valid_or) increment_d1_6 <= increment_6;
-    if (out_valid_or) packed_d1_6 <= packed_7;
-    if (out_valid_or) overflow_before_d1_6 <= overflow_before_6;
-    if (out_valid_or) inf_d1_6 <= inf_6;
-    if (out_valid_or) inf_d2_6 <= inf_d1_6;
-    if (out_valid_or) inf_d3_6 <= inf_d2_6;
-    if (out_valid_or) inf_d4_6 <= inf_d3_6;
-    if (out_valid_or) inf_d5_6 <= inf_d4_6;
-    if (out_valid_or) inf_d6_6 <= inf_d5_6;
-    if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
-    if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
-    if (out_valid_or) inf_sign_d3_6 <= inf_sign_d2_6;
-    if (out_valid_or) inf_sign_d4_6 <= inf_sign_d3_6;
-    if (out_valid_or) inf_sign_d5_6 <= inf_sign_d4_6;
-    if (out_valid_or) inf_sign_d6_6 <= inf_sign_d5_6;
-    if (out_valid_or) big_sign_d1_6 <= big_sign_6;
-    if (out_valid_or) big_sign_d2_6 <= big_sign_d1_6;
-    if (out_valid_or) big_sign_d3_6 <= big_sign_d2_6;
-    if (out_valid_or) big_sign_d4_6 <= big_sign_d3_6;
-    if (out_valid_or) big_sign_d5_6 <= big_sign_d4_6;
-    if (out_valid_or) zero_sign_d1_6 <= zero_sign_6;
-    if (out_valid_or) zero_sign_d2_6 <= zero_sign_d1_6;
-    if (out_valid_or) zero_sign_d3_6 <= zero_sign_d2_6;
-    if (out_valid_or) zero_sign_d4_6 <= zero_sign_d3_6;
-    if (out_valid_or) zero_sign_d5_6 <= zero_sign_d4_6;
-    if (out_valid_or) zero_sign_d6_6 <= zero_sign_d5_6;
-    if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
-    if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
-    if (out_valid_or) exact_zero_d3_6 <= exact_zero_d2_6;
-    if (out_valid_or) nan_d1_6 <= nan_6;
-    if (out_valid_or) nan_d2_6 <= nan_d1_6;
-    if (out_valid_or) nan_d3_6 <= nan_d2_6;
-    if (out_valid_or) nan_d4_6 <= nan_d3_6;
-    if (out_valid_or) nan_d5_6 <= nan_d4_6;
-    if (out_valid_or) nan_d6_6 <= nan_d5_6;
-    if (out_valid_or) swap_d1_7 <= swap_7;
-    if (out_valid_or) b_sign_d1_7 <= b_sign_7;
-    if (out_valid_or) a_sign_d1_7 <= a_sign_7;
-    if (out_valid_or) b_exp_d1_7 <= b_exp_7;
-    if (out_valid_or) a_exp_d1_7 <= a_exp_7;
-    if (out_valid_or) b_sig_d1_7 <= b_sig_7;
-    if (out_valid_or) a_sig_d1_7 <= a_sig_7;
-    if (out_valid_or) opposite_d1_7 <= opposite_7;
-    if (out_valid_or) opposite_d2_7 <= opposite_d1_7;
-    if (out_valid_or) big_padded_d1_7 <= big_padded_7;
-    if (out_valid_or) aligned_d1_7 <= aligned_7;
-    if (out_valid_or) sum_d1_7 <= sum_7;
-    if (out_valid_or) big_exp_d1_7 <= big_exp_7;
-    if (out_valid_or) big_exp_d2_7 <= big_exp_d1_7;
-    if (out_valid_or) left_d1_7 <= left_7;
-    if (out_valid_or) sum_d2_7 <= sum_d1_7;
-    if (out_valid_or) field_base_d1_7 <= field_base_7;
-    if (out_valid_or) field_base_d2_7 <= field_base_d1_7;
-    if (out_valid_or) field_base_d3_7 <= field_base_d2_7;
-    if (out_valid_or) normalized_d1_7 <= normalized_7;
-    if (out_valid_or) field_d1_7 <= field_7;
-    if (out_valid_or) increment_d1_7 <= increment_7;
-    if (out_valid_or) packed_d1_7 <= packed_8;
-    if (out_valid_or) overflow_before_d1_7 <= overflow_before_7;
-    if (out_valid_or) inf_d1_7 <= inf_7;
-    if (out_valid_or) inf_d2_7 <= inf_d1_7;
-    if (out_valid_or) inf_d3_7 <= inf_d2_7;
-    if (out_valid_or) inf_d4_7 <= inf_d3_7;
-    if (out_valid_or) inf_d5_7 <= inf_d4_7;
-    if (out_valid_or) inf_d6_7 <= inf_d5_7;
-    if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
-    if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
-    if (out_valid_or) inf_sign_d3_7 <= inf_sign_d2_7;
-    if (out_valid_or) inf_sign_d4_7 <= inf_sign_d3_7;
-    if (out_valid_or) inf_sign_d5_7 <= inf_sign_d4_7;
-    if (out_valid_or) inf_sign_d6_7 <= inf_sign_d5_7;
-    if (out_valid_or) big_sign_d1_7 <= big_sign_7;
-    if (out_valid_or) big_sign_d2_7 <= big_sign_d1_7;
-    if (out_valid_or) big_sign_d3_7 <= big_sign_d2_7;
-    if (out_valid_or) big_sign_d4_7 <= big_sign_d3_7;
-    if (out_valid_or) big_sign_d5_7 <= big_sign_d4_7;
-    if (out_valid_or) zero_sign_d1_7 <= zero_sign_7;
-    if (out_valid_or) zero_sign_d2_7 <= zero_sign_d1_7;
-    if (out_valid_or) zero_sign_d3_7 <= zero_sign_d2_7;
-    if (out_valid_or) zero_sign_d4_7 <= zero_sign_d3_7;
-    if (out_valid_or) zero_sign_d5_7 <= zero_sign_d4_7;
-    if (out_valid_or) zero_sign_d6_7 <= zero_sign_d5_7;
-    if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
-    if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
-    if (out_valid_or) exact_zero_d3_7 <= exact_zero_d2_7;
-    if (out_valid_or) nan_d1_7 <= nan_7;
-    if (out_valid_or) nan_d2_7 <= nan_d1_7;
-    if (out_valid_or) nan_d3_7 <= nan_d2_7;
-    if (out_valid_or) nan_d4_7 <= nan_d3_7;
-    if (out_valid_or) nan_d5_7 <= nan_d4_7;
-    if (out_valid_or) nan_d6_7 <= nan_d5_7;
     if (out_valid_or) s_axis_tdata_q_19 <= s_axis_tdata[383:352];
     if (out_valid_or) s_axis_tdata_q_20 <= s_axis_tdata_q_19;
     if (out_valid_or) s_axis_tdata_q_21 <= s_axis_tdata_q_20;
     if (out_valid_or) s_axis_tdata_q_22 <= s_axis_tdata_q_21;
     if (out_valid_or) s_axis_tdata_q_23 <= s_axis_tdata_q_22;
     if (out_valid_or) s_axis_tdata_q_24 <= s_axis_tdata_q_23;
-    if (out_valid_or) swap_d1_8 <= swap_8;
-    if (out_valid_or) b_sign_d1_8 <= b_sign_8;
-    if (out_valid_or) a_sign_d1_8 <= a_sign_8;
-    if (out_valid_or) b_exp_d1_8 <= b_exp_8;
-    if (out_valid_or) a_exp_d1_8 <= a_exp_8;
-    if (out_valid_or) b_sig_d1_8 <= b_sig_8;
-    if (out_valid_or) a_sig_d1_8 <= a_sig_8;
-    if (out_valid_or) opposite_d1_8 <= opposite_8;
-    if (out_valid_or) opposite_d2_8 <= opposite_d1_8;
-    if (out_valid_or) big_padded_d1_8 <= big_padded_8;
-    if (out_valid_or) aligned_d1_8 <= aligned_8;
-    if (out_valid_or) sum_d1_8 <= sum_8;
-    if (out_valid_or) big_exp_d1_8 <= big_exp_8;
-    if (out_valid_or) big_exp_d2_8 <= big_exp_d1_8;
-    if (out_valid_or) left_d1_8 <= left_8;
-    if (out_valid_or) sum_d2_8 <= sum_d1_8;
-    if (out_valid_or) field_base_d1_8 <= field_base_8;
-    if (out_valid_or) field_base_d2_8 <= field_base_d1_8;
-    if (out_valid_or) field_base_d3_8 <= field_base_d2_8;
-    if (out_valid_or) normalized_d1_8 <= normalized_8;
-    if (out_valid_or) field_d1_8 <= field_8;
-    if (out_valid_or) increment_d1_8 <= increment_8;
-    if (out_valid_or) packed_d1_8 <= packed_9;
-    if (out_valid_or) overflow_before_d1_8 <= overflow_before_8;
-    if (out_valid_or) inf_d1_8 <= inf_8;
-    if (out_valid_or) inf_d2_8 <= inf_d1_8;
-    if (out_valid_or) inf_d3_8 <= inf_d2_8;
-    if (out_valid_or) inf_d4_8 <= inf_d3_8;
-    if (out_valid_or) inf_d5_8 <= inf_d4_8;
-    if (out_valid_or) inf_d6_8 <= inf_d5_8;
-    if (out_valid_or) inf_sign_d1_8 <= inf_sign_8;
-    if (out_valid_or) inf_sign_d2_8 <= inf_sign_d1_8;
-    if (out_valid_or) inf_sign_d3_8 <= inf_sign_d2_8;
-    if (out_valid_or) inf_sign_d4_8 <= inf_sign_d3_8;
-    if (out_valid_or) inf_sign_d5_8 <= inf_sign_d4_8;
-    if (out_valid_or) inf_sign_d6_8 <= inf_sign_d5_8;
-    if (out_valid_or) big_sign_d1_8 <= big_sign_8;
-    if (out_valid_or) big_sign_d2_8 <= big_sign_d1_8;
-    if (out_valid_or) big_sign_d3_8 <= big_sign_d2_8;
-    if (out_valid_or) big_sign_d4_8 <= big_sign_d3_8;
-    if (out_valid_or) big_sign_d5_8 <= big_sign_d4_8;
-    if (out_valid_or) zero_sign_d1_8 <= zero_sign_8;
-    if (out_valid_or) zero_sign_d2_8 <= zero_sign_d1_8;
-    if (out_valid_or) zero_sign_d3_8 <= zero_sign_d2_8;
-    if (out_valid_or) zero_sign_d4_8 <= zero_sign_d3_8;
-    if (out_valid_or) zero_sign_d5_8 <= zero_sign_d4_8;
-    if (out_valid_or) zero_sign_d6_8 <= zero_sign_d5_8;
-    if (out_valid_or) exact_zero_d1_8 <= exact_zero_8;
-    if (out_valid_or) exact_zero_d2_8 <= exact_zero_d1_8;
-    if (out_valid_or) exact_zero_d3_8 <= exact_zero_d2_8;
-    if (out_valid_or) nan_d1_8 <= nan_8;
-    if (out_valid_or) nan_d2_8 <= nan_d1_8;
-    if (out_valid_or) nan_d3_8 <= nan_d2_8;
-    if (out_valid_or) nan_d4_8 <= nan_d3_8;
-    if (out_valid_or) nan_d5_8 <= nan_d4_8;
-    if (out_valid_or) nan_d6_8 <= nan_d5_8;
-    if (out_valid_or) a_sign_d1_9 <= a_sign_9;
-    if (out_valid_or) b_sign_d1_9 <= b_sign_9;
+    if (out_valid_or) a_sign_d1 <= a_sign;
+    if (out_valid_or) b_sign_d1 <= b_sign;
     if (out_valid_or) magnitude_greater_d1 <= magnitude_greater;
     if (out_valid_or) magnitude_less_d1 <= magnitude_less;
     if (out_valid_or) unordered_d1 <= unordered;
     if (out_valid_or) equal_d1 <= equal;
     if (out_valid_or) s_axis_tdata_q_25 <= s_axis_tdata[159:128];
     if (out_valid_or) s_axis_tdata_q_26 <= s_axis_tdata[31:0];
-    if (out_valid_or) a_sign_d1_10 <= a_sign_10;
-    if (out_valid_or) b_sign_d1_10 <= b_sign_10;
+    if (out_valid_or) a_sign_d1_2 <= a_sign_2;
+    if (out_valid_or) b_sign_d1_2 <= b_sign_2;
     if (out_valid_or) magnitude_greater_d1_2 <= magnitude_greater_2;
     if (out_valid_or) magnitude_less_d1_2 <= magnitude_less_2;
     if (out_valid_or) unordered_d1_2 <= unordered_3;
     if (out_valid_or) equal_d1_2 <= equal_3;
     if (out_valid_or) s_axis_tdata_q_27 <= s_axis_tdata_sel;
-    if (out_valid_or) a_sign_d1_11 <= a_sign_11;
-    if (out_valid_or) b_sign_d1_11 <= b_sign_11;
+    if (out_valid_or) a_sign_d1_3 <= a_sign_3;
+    if (out_valid_or) b_sign_d1_3 <= b_sign_3;
     if (out_valid_or) magnitude_greater_d1_3 <= magnitude_greater_3;
     if (out_valid_or) magnitude_less_d1_3 <= magnitude_less_3;
     if (out_valid_or) unordered_d1_3 <= unordered_5;
     if (out_valid_or) equal_d1_3 <= equal_5;
     if (out_valid_or) s_axis_tdata_q_28 <= s_axis_tdata[191:160];
     if (out_valid_or) s_axis_tdata_q_29 <= s_axis_tdata[63:32];
-    if (out_valid_or) a_sign_d1_12 <= a_sign_12;
-    if (out_valid_or) b_sign_d1_12 <= b_sign_12;
+    if (out_valid_or) a_sign_d1_4 <= a_sign_4;
+    if (out_valid_or) b_sign_d1_4 <= b_sign_4;
     if (out_valid_or) magnitude_greater_d1_4 <= magnitude_greater_4;
     if (out_valid_or) magnitude_less_d1_4 <= magnitude_less_4;
     if (out_valid_or) unordered_d1_4 <= unordered_7;
     if (out_valid_or) equal_d1_4 <= equal_7;
     if (out_valid_or) s_axis_tdata_q_30 <= s_axis_tdata_sel_2;
-    if (out_valid_or) a_sign_d1_13 <= a_sign_13;
-    if (out_valid_or) b_sign_d1_13 <= b_sign_13;
+    if (out_valid_or) a_sign_d1_5 <= a_sign_5;
+    if (out_valid_or) b_sign_d1_5 <= b_sign_5;
     if (out_valid_or) magnitude_greater_d1_5 <= magnitude_greater_5;
     if (out_valid_or) magnitude_less_d1_5 <= magnitude_less_5;
     if (out_valid_or) unordered_d1_5 <= unordered_9;
     if (out_valid_or) equal_d1_5 <= equal_9;
     if (out_valid_or) s_axis_tdata_q_31 <= s_axis_tdata[223:192];
     if (out_valid_or) s_axis_tdata_q_32 <= s_axis_tdata[95:64];
-    if (out_valid_or) a_sign_d1_14 <= a_sign_14;
-    if (out_valid_or) b_sign_d1_14 <= b_sign_14;
+    if (out_valid_or) a_sign_d1_6 <= a_sign_6;
+    if (out_valid_or) b_sign_d1_6 <= b_sign_6;
     if (out_valid_or) magnitude_greater_d1_6 <= magnitude_greater_6;
     if (out_valid_or) magnitude_less_d1_6 <= magnitude_less_6;
     if (out_valid_or) unordered_d1_6 <= unordered_11;
     if (out_valid_or) equal_d1_6 <= equal_11;
     if (out_valid_or) s_axis_tdata_q_33 <= s_axis_tdata_sel_3;
-    if (out_valid_or) a_sign_d1_15 <= a_sign_15;
-    if (out_valid_or) b_sign_d1_15 <= b_sign_15;
+    if (out_valid_or) a_sign_d1_7 <= a_sign_7;
+    if (out_valid_or) b_sign_d1_7 <= b_sign_7;
     if (out_valid_or) magnitude_greater_d1_7 <= magnitude_greater_7;
     if (out_valid_or) magnitude_less_d1_7 <= magnitude_less_7;
     if (out_valid_or) unordered_d1_7 <= unordered_13;
     if (out_valid_or) equal_d1_7 <= equal_13;
     if (out_valid_or) s_axis_tdata_q_34 <= s_axis_tdata[255:224];
     if (out_valid_or) s_axis_tdata_q_35 <= s_axis_tdata[127:96];
-    if (out_valid_or) a_sign_d1_16 <= a_sign_16;
-    if (out_valid_or) b_sign_d1_16 <= b_sign_16;
+    if (out_valid_or) a_sign_d1_8 <= a_sign_8;
+    if (out_valid_or) b_sign_d1_8 <= b_sign_8;
     if (out_valid_or) magnitude_greater_d1_8 <= magnitude_greater_8;
     if (out_valid_or) magnitude_less_d1_8 <= magnitude_less_8;
     if (out_valid_or) unordered_d1_8 <= unordered_15;
     if (out_valid_or) equal_d1_8 <= equal_15;
     if (out_valid_or) s_axis_tdata_q_36 <= s_axis_tdata_sel_4;
-    if (out_valid_or) a_sign_d1_17 <= a_sign_17;
-    if (out_valid_or) b_sign_d1_17 <= b_sign_17;
+    if (out_valid_or) a_sign_d1_9 <= a_sign_9;
+    if (out_valid_or) b_sign_d1_9 <= b_sign_9;
     if (out_valid_or) magnitude_greater_d1_9 <= magnitude_greater_9;
     if (out_valid_or) magnitude_less_d1_9 <= magnitude_less_9;
     if (out_valid_or) unordered_d1_9 <= unordered_17;
     if (out_valid_or) equal_d1_9 <= equal_17;
-    if (out_valid_or) a_sign_d1_18 <= a_sign_18;
-    if (out_valid_or) b_sign_d1_18 <= b_sign_18;
+    if (out_valid_or) a_sign_d1_10 <= a_sign_10;
+    if (out_valid_or) b_sign_d1_10 <= b_sign_10;
     if (out_valid_or) magnitude_greater_d1_10 <= magnitude_greater_10;
     if (out_valid_or) magnitude_less_d1_10 <= magnitude_less_10;
     if (out_valid_or) unordered_d1_10 <= unordered_19;
     if (out_valid_or) equal_d1_10 <= equal_19;
     if (out_valid_or) s_axis_tdata_q_37 <= s_axis_tdata_sel_5;
-    if (out_valid_or) a_sign_d1_19 <= a_sign_19;
-    if (out_valid_or) b_sign_d1_19 <= b_sign_19;
+    if (out_valid_or) a_sign_d1_11 <= a_sign_11;
+    if (out_valid_or) b_sign_d1_11 <= b_sign_11;
     if (out_valid_or) magnitude_greater_d1_11 <= magnitude_greater_11;
     if (out_valid_or) magnitude_less_d1_11 <= magnitude_less_11;
     if (out_valid_or) unordered_d1_11 <= unordered_21;
     if (out_valid_or) equal_d1_11 <= equal_21;
-    if (out_valid_or) a_sign_d1_20 <= a_sign_20;
-    if (out_valid_or) b_sign_d1_20 <= b_sign_20;
+    if (out_valid_or) a_sign_d1_12 <= a_sign_12;
+    if (out_valid_or) b_sign_d1_12 <= b_sign_12;
     if (out_valid_or) magnitude_greater_d1_12 <= magnitude_greater_12;
     if (out_valid_or) magnitude_less_d1_12 <= magnitude_less_12;
     if (out_valid_or) unordered_d1_12 <= unordered_23;
     if (out_valid_or) equal_d1_12 <= equal_23;
     if (out_valid_or) s_axis_tdata_q_38 <= s_axis_tdata_sel_6;
-    if (out_valid_or) a_sign_d1_21 <= a_sign_21;
-    if (out_valid_or) b_sign_d1_21 <= b_sign_21;
+    if (out_valid_or) a_sign_d1_13 <= a_sign_13;
+    if (out_valid_or) b_sign_d1_13 <= b_sign_13;
     if (out_valid_or) magnitude_greater_d1_13 <= magnitude_greater_13;
     if (out_valid_or) magnitude_less_d1_13 <= magnitude_less_13;
     if (out_valid_or) unordered_d1_13 <= unordered_25;
     if (out_valid_or) equal_d1_13 <= equal_25;
-    if (out_valid_or) a_sign_d1_22 <= a_sign_22;
-    if (out_valid_or) b_sign_d1_22 <= b_sign_22;
+    if (out_valid_or) a_sign_d1_14 <= a_sign_14;
+    if (out_valid_or) b_sign_d1_14 <= b_sign_14;
     if (out_valid_or) magnitude_greater_d1_14 <= magnitude_greater_14;
     if (out_valid_or) magnitude_less_d1_14 <= magnitude_less_14;
     if (out_valid_or) unordered_d1_14 <= unordered_27;
     if (out_valid_or) equal_d1_14 <= equal_27;
     if (out_valid_or) s_axis_tdata_q_39 <= s_axis_tdata_sel_7;
-    if (out_valid_or) a_sign_d1_23 <= a_sign_23;
-    if (out_valid_or) b_sign_d1_23 <= b_sign_23;
+    if (out_valid_or) a_sign_d1_15 <= a_sign_15;
+    if (out_valid_or) b_sign_d1_15 <= b_sign_15;
     if (out_valid_or) magnitude_greater_d1_15 <= magnitude_greater_15;
     if (out_valid_or) magnitude_less_d1_15 <= magnitude_less_15;
     if (out_valid_or) unordered_d1_15 <= unordered_29;
     if (out_valid_or) equal_d1_15 <= equal_29;
-    if (out_valid_or) a_sign_d1_24 <= a_sign_24;
-    if (out_valid_or) b_sign_d1_24 <= b_sign_24;
+    if (out_valid_or) a_sign_d1_16 <= a_sign_16;
+    if (out_valid_or) b_sign_d1_16 <= b_sign_16;
     if (out_valid_or) magnitude_greater_d1_16 <= magnitude_greater_16;
     if (out_valid_or) magnitude_less_d1_16 <= magnitude_less_16;
     if (out_valid_or) unordered_d1_16 <= unordered_31;
@@ -6800,7 +2642,8 @@ always @(posedge clk) begin
     if (out_valid_or) q_4 <= q_3;
 end
 
-assign m_axis_tdata = p3_d12_cat;
+assign m_axis_tdata = {p3_d12, p2_d12, p1_d12, p0_d12, hi3_d10, hi2_d10, hi1_d10, hi0_d10, lo3_d10, lo2_d10, lo1_d10, lo0_d10,
+    v23_add_y, v21_add_y, v19_add_y, v17_add_y};
 assign m_axis_tvalid = out_valid;
 assign m_axis_tlast = q_4;
 assign s_axis_tready = out_valid_or;

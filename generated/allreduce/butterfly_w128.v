@@ -360,51 +360,44 @@ endmodule
 // Submodules of butterfly_w128, prefixed with its name so any set of weft files can be read together.
 // verilator lint_off DECLFILENAME
 
-module butterfly_w128_combine2_f32_x4(
+module butterfly_w128_fp32_add_s6(
     clk,
     rst,
-    s_axis_tvalid,
-    s_axis_tlast,
-    s_axis_tdata,
-    s_axis_tready,
-    m_axis_tready,
-    m_axis_tdata,
-    m_axis_tvalid,
-    m_axis_tlast
+    ce,
+    a,
+    b,
+    y
 );
+    /*verilator no_inline_module*/
     // clocks and resets
     input wire clk;
-    input wire rst;
-    // input streams
-    input wire s_axis_tvalid;
-    input wire s_axis_tlast;
     /* verilator lint_off UNUSEDSIGNAL */
-    input wire [383:0] s_axis_tdata;
+    input wire rst;
     /* verilator lint_on UNUSEDSIGNAL */
-    output wire s_axis_tready;
-    // output streams
-    input wire m_axis_tready;
-    output wire [511:0] m_axis_tdata;
-    output wire m_axis_tvalid;
-    output wire m_axis_tlast;
+    // inputs
+    input wire ce;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] a;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] b;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire [31:0] y;
 
 // verilator lint_off UNUSEDSIGNAL
-wire [31:0] p0;
-wire [31:0] p1;
-wire [31:0] p2;
-wire [31:0] p3;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0;
-wire s_axis_tdata_is255;
-wire s_axis_tdata_is0_2;
+wire a_is0;
+wire a_is255;
+wire a_is0_2;
 wire a_sign;
 wire a_inf;
 wire a_nan;
 wire [23:0] a_sig;
 wire [7:0] a_exp;
-wire s_axis_tdata_is0_3;
-wire s_axis_tdata_is255_2;
-wire s_axis_tdata_is0_4;
+wire b_is0;
+wire b_is255;
+wire b_is0_2;
 wire b_sign;
 wire b_inf;
 wire b_nan;
@@ -652,1126 +645,32 @@ reg nan_d3;
 reg nan_d4;
 reg nan_d5;
 reg nan_d6;
-wire [31:0] s0;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0_5;
-wire s_axis_tdata_is255_3;
-wire s_axis_tdata_is0_6;
-wire a_sign_2;
-wire a_inf_2;
-wire a_nan_2;
-wire [23:0] a_sig_2;
-wire [7:0] a_exp_2;
-wire s_axis_tdata_is0_7;
-wire s_axis_tdata_is255_4;
-wire s_axis_tdata_is0_8;
-wire b_sign_2;
-wire b_inf_2;
-wire b_nan_2;
-wire [23:0] b_sig_2;
-wire [7:0] b_exp_2;
-wire opposite_2;
-wire nan_2;
-wire inf_2;
-wire inf_sign_2;
-wire zero_sign_2;
-wire swap_2;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_2;
-reg b_sign_d1_2;
-reg a_sign_d1_2;
-wire big_sign_2;
-reg [7:0] b_exp_d1_2;
-reg [7:0] a_exp_d1_2;
-wire [7:0] big_exp_2;
-wire [7:0] small_exp_2;
-wire [7:0] distance_2;
-reg [23:0] b_sig_d1_2;
-reg [23:0] a_sig_d1_2;
-wire [23:0] big_sig_2;
-wire [23:0] small_sig_2;
-wire [4:0] amount_2;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_3;
-wire [5:0] amount_cat_3;
-wire small_sig_not_5;
-wire small_sig_not_6;
-wire small_sig_sel_31;
-wire [40:0] small_sig_cat_4;
-wire small_sig_not_7;
-wire small_sig_not_8;
-wire for_align_sticky_sel_3;
-wire small_sig_sel_32;
-wire small_sig_sel_33;
-wire small_sig_sel_34;
-wire small_sig_sel_35;
-wire small_sig_sel_36;
-wire small_sig_sel_37;
-wire small_sig_sel_38;
-wire small_sig_sel_39;
-wire small_sig_sel_40;
-wire small_sig_sel_41;
-wire small_sig_sel_42;
-wire small_sig_sel_43;
-wire small_sig_sel_44;
-wire small_sig_sel_45;
-wire small_sig_sel_46;
-wire small_sig_sel_47;
-wire small_sig_sel_48;
-wire small_sig_sel_49;
-wire small_sig_sel_50;
-wire small_sig_sel_51;
-wire small_sig_sel_52;
-wire small_sig_sel_53;
-wire small_sig_sel_54;
-wire small_sig_sel_55;
-wire small_sig_sel_56;
-wire small_sig_sel_57;
-wire small_sig_sel_58;
-wire small_sig_sel_59;
-wire small_sig_sel_60;
-wire [28:0] for_shifted_cat_2;
-wire for_align_sticky_not_3;
-wire for_align_sticky_not_4;
-wire for_align_sticky_sel_4;
-wire sel_39;
-wire sel_40;
-wire sel_41;
-wire sel_42;
-wire sel_43;
-wire sel_44;
-wire sel_45;
-wire sel_46;
-wire sel_47;
-wire sel_48;
-wire sel_49;
-wire sel_50;
-wire sel_51;
-wire sel_52;
-wire sel_53;
-wire sel_54;
-wire sel_55;
-wire sel_56;
-wire for_shifted_sel_9;
-wire for_shifted_sel_10;
-wire for_shifted_sel_11;
-wire for_shifted_sel_12;
-wire for_shifted_sel_13;
-wire for_shifted_sel_14;
-wire for_shifted_sel_15;
-wire for_shifted_sel_16;
-wire [25:0] shifted_2;
-wire [2:0] amount_cat_4;
-wire align_sticky_2;
-wire [27:0] big_padded_2;
-wire [27:0] aligned_2;
-wire [8:0] field_base_2;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_2;
-reg opposite_d2_2;
-reg [27:0] big_padded_d1_2;
-reg [27:0] aligned_d1_2;
-wire [28:0] big_padded_d1_plus_2;
-wire [27:0] sum_2;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_2;
-wire exact_zero_2;
-wire [31:0] sum_d1_cat_6;
-wire sum_d1_is0_9;
-wire sum_d1_is0_10;
-wire sum_d1_is0_11;
-wire sum_d1_is0_12;
-wire sum_d1_is0_13;
-wire sum_d1_is0_14;
-wire sum_d1_is0_15;
-wire sum_d1_is0_16;
-wire sum_d1_and_8;
-wire [1:0] sum_d1_sel_9;
-wire [1:0] sum_d1_sel_10;
-wire sum_d1_and_9;
-wire [1:0] sum_d1_sel_11;
-wire [1:0] sum_d1_sel_12;
-wire sum_d1_and_10;
-wire [1:0] sum_d1_sel_13;
-wire [1:0] sum_d1_sel_14;
-wire sum_d1_and_11;
-wire [1:0] sum_d1_sel_15;
-wire [1:0] sum_d1_sel_16;
-wire sum_d1_and_12;
-wire sum_d1_and_13;
-wire sum_d1_and_14;
-wire [3:0] sum_d1_cat_7;
-wire [3:0] sum_d1_cat_8;
-wire [3:0] sum_d1_cat_9;
-wire [3:0] sum_d1_cat_10;
-wire [4:0] lz_2;
-reg [7:0] big_exp_d1_2;
-reg [7:0] big_exp_d2_2;
-wire [4:0] left_2;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_2;
-wire [5:0] left_d1_cat_2;
-reg [27:0] sum_d2_2;
-wire [27:0] sum_d2_cat_3;
-wire sum_d2_sel_21;
-wire sum_d2_sel_22;
-wire sum_d2_sel_23;
-wire sum_d2_sel_24;
-wire sum_d2_sel_25;
-wire sum_d2_sel_26;
-wire sum_d2_sel_27;
-wire sum_d2_sel_28;
-wire sum_d2_sel_29;
-wire sum_d2_sel_30;
-wire sum_d2_sel_31;
-wire sum_d2_sel_32;
-wire sum_d2_sel_33;
-wire sum_d2_sel_34;
-wire sum_d2_sel_35;
-wire sum_d2_sel_36;
-wire sum_d2_sel_37;
-wire sum_d2_sel_38;
-wire sum_d2_sel_39;
-wire sum_d2_sel_40;
-wire [27:0] sum_d2_cat_4;
-wire sel_57;
-wire sel_58;
-wire sel_59;
-wire sel_60;
-wire sel_61;
-wire sel_62;
-wire sel_63;
-wire sel_64;
-wire sel_65;
-wire sel_66;
-wire sel_67;
-wire sel_68;
-wire sel_69;
-wire sel_70;
-wire sel_71;
-wire sel_72;
-wire sel_73;
-wire sel_74;
-wire sel_75;
-wire sel_76;
-wire for_normalized_sel_7;
-wire for_normalized_sel_8;
-wire for_normalized_sel_9;
-wire for_normalized_sel_10;
-wire for_normalized_sel_11;
-wire for_normalized_sel_12;
-wire [27:0] normalized_2;
-reg [8:0] field_base_d1_2;
-reg [8:0] field_base_d2_2;
-reg [8:0] field_base_d3_2;
-wire [8:0] field_2;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_2;
-wire [22:0] kept_2;
-wire guard_2;
-wire sticky_2;
-wire increment_2;
-reg [8:0] field_d1_2;
-wire [31:0] packed_3;
-wire overflow_before_2;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_2;
-reg [31:0] packed_d1_2;
-wire [31:0] rounded_2;
-reg overflow_before_d1_2;
-wire overflow_2;
-reg inf_d1_2;
-reg inf_d2_2;
-reg inf_d3_2;
-reg inf_d4_2;
-reg inf_d5_2;
-reg inf_d6_2;
-reg inf_sign_d1_2;
-reg inf_sign_d2_2;
-reg inf_sign_d3_2;
-reg inf_sign_d4_2;
-reg inf_sign_d5_2;
-reg inf_sign_d6_2;
-reg big_sign_d1_2;
-reg big_sign_d2_2;
-reg big_sign_d3_2;
-reg big_sign_d4_2;
-reg big_sign_d5_2;
-reg zero_sign_d1_2;
-reg zero_sign_d2_2;
-reg zero_sign_d3_2;
-reg zero_sign_d4_2;
-reg zero_sign_d5_2;
-reg zero_sign_d6_2;
-reg exact_zero_d1_2;
-reg exact_zero_d2_2;
-reg exact_zero_d3_2;
-reg nan_d1_2;
-reg nan_d2_2;
-reg nan_d3_2;
-reg nan_d4_2;
-reg nan_d5_2;
-reg nan_d6_2;
-wire [31:0] s1;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0_9;
-wire s_axis_tdata_is255_5;
-wire s_axis_tdata_is0_10;
-wire a_sign_3;
-wire a_inf_3;
-wire a_nan_3;
-wire [23:0] a_sig_3;
-wire [7:0] a_exp_3;
-wire s_axis_tdata_is0_11;
-wire s_axis_tdata_is255_6;
-wire s_axis_tdata_is0_12;
-wire b_sign_3;
-wire b_inf_3;
-wire b_nan_3;
-wire [23:0] b_sig_3;
-wire [7:0] b_exp_3;
-wire opposite_3;
-wire nan_3;
-wire inf_3;
-wire inf_sign_3;
-wire zero_sign_3;
-wire swap_3;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_3;
-reg b_sign_d1_3;
-reg a_sign_d1_3;
-wire big_sign_3;
-reg [7:0] b_exp_d1_3;
-reg [7:0] a_exp_d1_3;
-wire [7:0] big_exp_3;
-wire [7:0] small_exp_3;
-wire [7:0] distance_3;
-reg [23:0] b_sig_d1_3;
-reg [23:0] a_sig_d1_3;
-wire [23:0] big_sig_3;
-wire [23:0] small_sig_3;
-wire [4:0] amount_3;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_5;
-wire [5:0] amount_cat_5;
-wire small_sig_not_9;
-wire small_sig_not_10;
-wire small_sig_sel_61;
-wire [40:0] small_sig_cat_6;
-wire small_sig_not_11;
-wire small_sig_not_12;
-wire for_align_sticky_sel_5;
-wire small_sig_sel_62;
-wire small_sig_sel_63;
-wire small_sig_sel_64;
-wire small_sig_sel_65;
-wire small_sig_sel_66;
-wire small_sig_sel_67;
-wire small_sig_sel_68;
-wire small_sig_sel_69;
-wire small_sig_sel_70;
-wire small_sig_sel_71;
-wire small_sig_sel_72;
-wire small_sig_sel_73;
-wire small_sig_sel_74;
-wire small_sig_sel_75;
-wire small_sig_sel_76;
-wire small_sig_sel_77;
-wire small_sig_sel_78;
-wire small_sig_sel_79;
-wire small_sig_sel_80;
-wire small_sig_sel_81;
-wire small_sig_sel_82;
-wire small_sig_sel_83;
-wire small_sig_sel_84;
-wire small_sig_sel_85;
-wire small_sig_sel_86;
-wire small_sig_sel_87;
-wire small_sig_sel_88;
-wire small_sig_sel_89;
-wire small_sig_sel_90;
-wire [28:0] for_shifted_cat_3;
-wire for_align_sticky_not_5;
-wire for_align_sticky_not_6;
-wire for_align_sticky_sel_6;
-wire sel_77;
-wire sel_78;
-wire sel_79;
-wire sel_80;
-wire sel_81;
-wire sel_82;
-wire sel_83;
-wire sel_84;
-wire sel_85;
-wire sel_86;
-wire sel_87;
-wire sel_88;
-wire sel_89;
-wire sel_90;
-wire sel_91;
-wire sel_92;
-wire sel_93;
-wire sel_94;
-wire for_shifted_sel_17;
-wire for_shifted_sel_18;
-wire for_shifted_sel_19;
-wire for_shifted_sel_20;
-wire for_shifted_sel_21;
-wire for_shifted_sel_22;
-wire for_shifted_sel_23;
-wire for_shifted_sel_24;
-wire [25:0] shifted_3;
-wire [2:0] amount_cat_6;
-wire align_sticky_3;
-wire [27:0] big_padded_3;
-wire [27:0] aligned_3;
-wire [8:0] field_base_3;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_3;
-reg opposite_d2_3;
-reg [27:0] big_padded_d1_3;
-reg [27:0] aligned_d1_3;
-wire [28:0] big_padded_d1_plus_3;
-wire [27:0] sum_3;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_3;
-wire exact_zero_3;
-wire [31:0] sum_d1_cat_11;
-wire sum_d1_is0_17;
-wire sum_d1_is0_18;
-wire sum_d1_is0_19;
-wire sum_d1_is0_20;
-wire sum_d1_is0_21;
-wire sum_d1_is0_22;
-wire sum_d1_is0_23;
-wire sum_d1_is0_24;
-wire sum_d1_and_15;
-wire [1:0] sum_d1_sel_17;
-wire [1:0] sum_d1_sel_18;
-wire sum_d1_and_16;
-wire [1:0] sum_d1_sel_19;
-wire [1:0] sum_d1_sel_20;
-wire sum_d1_and_17;
-wire [1:0] sum_d1_sel_21;
-wire [1:0] sum_d1_sel_22;
-wire sum_d1_and_18;
-wire [1:0] sum_d1_sel_23;
-wire [1:0] sum_d1_sel_24;
-wire sum_d1_and_19;
-wire sum_d1_and_20;
-wire sum_d1_and_21;
-wire [3:0] sum_d1_cat_12;
-wire [3:0] sum_d1_cat_13;
-wire [3:0] sum_d1_cat_14;
-wire [3:0] sum_d1_cat_15;
-wire [4:0] lz_3;
-reg [7:0] big_exp_d1_3;
-reg [7:0] big_exp_d2_3;
-wire [4:0] left_3;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_3;
-wire [5:0] left_d1_cat_3;
-reg [27:0] sum_d2_3;
-wire [27:0] sum_d2_cat_5;
-wire sum_d2_sel_41;
-wire sum_d2_sel_42;
-wire sum_d2_sel_43;
-wire sum_d2_sel_44;
-wire sum_d2_sel_45;
-wire sum_d2_sel_46;
-wire sum_d2_sel_47;
-wire sum_d2_sel_48;
-wire sum_d2_sel_49;
-wire sum_d2_sel_50;
-wire sum_d2_sel_51;
-wire sum_d2_sel_52;
-wire sum_d2_sel_53;
-wire sum_d2_sel_54;
-wire sum_d2_sel_55;
-wire sum_d2_sel_56;
-wire sum_d2_sel_57;
-wire sum_d2_sel_58;
-wire sum_d2_sel_59;
-wire sum_d2_sel_60;
-wire [27:0] sum_d2_cat_6;
-wire sel_95;
-wire sel_96;
-wire sel_97;
-wire sel_98;
-wire sel_99;
-wire sel_100;
-wire sel_101;
-wire sel_102;
-wire sel_103;
-wire sel_104;
-wire sel_105;
-wire sel_106;
-wire sel_107;
-wire sel_108;
-wire sel_109;
-wire sel_110;
-wire sel_111;
-wire sel_112;
-wire sel_113;
-wire sel_114;
-wire for_normalized_sel_13;
-wire for_normalized_sel_14;
-wire for_normalized_sel_15;
-wire for_normalized_sel_16;
-wire for_normalized_sel_17;
-wire for_normalized_sel_18;
-wire [27:0] normalized_3;
-reg [8:0] field_base_d1_3;
-reg [8:0] field_base_d2_3;
-reg [8:0] field_base_d3_3;
-wire [8:0] field_3;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_3;
-wire [22:0] kept_3;
-wire guard_3;
-wire sticky_3;
-wire increment_3;
-reg [8:0] field_d1_3;
-wire [31:0] packed_4;
-wire overflow_before_3;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_3;
-reg [31:0] packed_d1_3;
-wire [31:0] rounded_3;
-reg overflow_before_d1_3;
-wire overflow_3;
-reg inf_d1_3;
-reg inf_d2_3;
-reg inf_d3_3;
-reg inf_d4_3;
-reg inf_d5_3;
-reg inf_d6_3;
-reg inf_sign_d1_3;
-reg inf_sign_d2_3;
-reg inf_sign_d3_3;
-reg inf_sign_d4_3;
-reg inf_sign_d5_3;
-reg inf_sign_d6_3;
-reg big_sign_d1_3;
-reg big_sign_d2_3;
-reg big_sign_d3_3;
-reg big_sign_d4_3;
-reg big_sign_d5_3;
-reg zero_sign_d1_3;
-reg zero_sign_d2_3;
-reg zero_sign_d3_3;
-reg zero_sign_d4_3;
-reg zero_sign_d5_3;
-reg zero_sign_d6_3;
-reg exact_zero_d1_3;
-reg exact_zero_d2_3;
-reg exact_zero_d3_3;
-reg nan_d1_3;
-reg nan_d2_3;
-reg nan_d3_3;
-reg nan_d4_3;
-reg nan_d5_3;
-reg nan_d6_3;
-wire [31:0] s2;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0_13;
-wire s_axis_tdata_is255_7;
-wire s_axis_tdata_is0_14;
-wire a_sign_4;
-wire a_inf_4;
-wire a_nan_4;
-wire [23:0] a_sig_4;
-wire [7:0] a_exp_4;
-wire s_axis_tdata_is0_15;
-wire s_axis_tdata_is255_8;
-wire s_axis_tdata_is0_16;
-wire b_sign_4;
-wire b_inf_4;
-wire b_nan_4;
-wire [23:0] b_sig_4;
-wire [7:0] b_exp_4;
-wire opposite_4;
-wire nan_4;
-wire inf_4;
-wire inf_sign_4;
-wire zero_sign_4;
-wire swap_4;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-reg swap_d1_4;
-reg b_sign_d1_4;
-reg a_sign_d1_4;
-wire big_sign_4;
-reg [7:0] b_exp_d1_4;
-reg [7:0] a_exp_d1_4;
-wire [7:0] big_exp_4;
-wire [7:0] small_exp_4;
-wire [7:0] distance_4;
-reg [23:0] b_sig_d1_4;
-reg [23:0] a_sig_d1_4;
-wire [23:0] big_sig_4;
-wire [23:0] small_sig_4;
-wire [4:0] amount_4;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_7;
-wire [5:0] amount_cat_7;
-wire small_sig_not_13;
-wire small_sig_not_14;
-wire small_sig_sel_91;
-wire [40:0] small_sig_cat_8;
-wire small_sig_not_15;
-wire small_sig_not_16;
-wire for_align_sticky_sel_7;
-wire small_sig_sel_92;
-wire small_sig_sel_93;
-wire small_sig_sel_94;
-wire small_sig_sel_95;
-wire small_sig_sel_96;
-wire small_sig_sel_97;
-wire small_sig_sel_98;
-wire small_sig_sel_99;
-wire small_sig_sel_100;
-wire small_sig_sel_101;
-wire small_sig_sel_102;
-wire small_sig_sel_103;
-wire small_sig_sel_104;
-wire small_sig_sel_105;
-wire small_sig_sel_106;
-wire small_sig_sel_107;
-wire small_sig_sel_108;
-wire small_sig_sel_109;
-wire small_sig_sel_110;
-wire small_sig_sel_111;
-wire small_sig_sel_112;
-wire small_sig_sel_113;
-wire small_sig_sel_114;
-wire small_sig_sel_115;
-wire small_sig_sel_116;
-wire small_sig_sel_117;
-wire small_sig_sel_118;
-wire small_sig_sel_119;
-wire small_sig_sel_120;
-wire [28:0] for_shifted_cat_4;
-wire for_align_sticky_not_7;
-wire for_align_sticky_not_8;
-wire for_align_sticky_sel_8;
-wire sel_115;
-wire sel_116;
-wire sel_117;
-wire sel_118;
-wire sel_119;
-wire sel_120;
-wire sel_121;
-wire sel_122;
-wire sel_123;
-wire sel_124;
-wire sel_125;
-wire sel_126;
-wire sel_127;
-wire sel_128;
-wire sel_129;
-wire sel_130;
-wire sel_131;
-wire sel_132;
-wire for_shifted_sel_25;
-wire for_shifted_sel_26;
-wire for_shifted_sel_27;
-wire for_shifted_sel_28;
-wire for_shifted_sel_29;
-wire for_shifted_sel_30;
-wire for_shifted_sel_31;
-wire for_shifted_sel_32;
-wire [25:0] shifted_4;
-wire [2:0] amount_cat_8;
-wire align_sticky_4;
-wire [27:0] big_padded_4;
-wire [27:0] aligned_4;
-wire [8:0] field_base_4;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_4;
-reg opposite_d2_4;
-reg [27:0] big_padded_d1_4;
-reg [27:0] aligned_d1_4;
-wire [28:0] big_padded_d1_plus_4;
-wire [27:0] sum_4;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_4;
-wire exact_zero_4;
-wire [31:0] sum_d1_cat_16;
-wire sum_d1_is0_25;
-wire sum_d1_is0_26;
-wire sum_d1_is0_27;
-wire sum_d1_is0_28;
-wire sum_d1_is0_29;
-wire sum_d1_is0_30;
-wire sum_d1_is0_31;
-wire sum_d1_is0_32;
-wire sum_d1_and_22;
-wire [1:0] sum_d1_sel_25;
-wire [1:0] sum_d1_sel_26;
-wire sum_d1_and_23;
-wire [1:0] sum_d1_sel_27;
-wire [1:0] sum_d1_sel_28;
-wire sum_d1_and_24;
-wire [1:0] sum_d1_sel_29;
-wire [1:0] sum_d1_sel_30;
-wire sum_d1_and_25;
-wire [1:0] sum_d1_sel_31;
-wire [1:0] sum_d1_sel_32;
-wire sum_d1_and_26;
-wire sum_d1_and_27;
-wire sum_d1_and_28;
-wire [3:0] sum_d1_cat_17;
-wire [3:0] sum_d1_cat_18;
-wire [3:0] sum_d1_cat_19;
-wire [3:0] sum_d1_cat_20;
-wire [4:0] lz_4;
-reg [7:0] big_exp_d1_4;
-reg [7:0] big_exp_d2_4;
-wire [4:0] left_4;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_4;
-wire [5:0] left_d1_cat_4;
-reg [27:0] sum_d2_4;
-wire [27:0] sum_d2_cat_7;
-wire sum_d2_sel_61;
-wire sum_d2_sel_62;
-wire sum_d2_sel_63;
-wire sum_d2_sel_64;
-wire sum_d2_sel_65;
-wire sum_d2_sel_66;
-wire sum_d2_sel_67;
-wire sum_d2_sel_68;
-wire sum_d2_sel_69;
-wire sum_d2_sel_70;
-wire sum_d2_sel_71;
-wire sum_d2_sel_72;
-wire sum_d2_sel_73;
-wire sum_d2_sel_74;
-wire sum_d2_sel_75;
-wire sum_d2_sel_76;
-wire sum_d2_sel_77;
-wire sum_d2_sel_78;
-wire sum_d2_sel_79;
-wire sum_d2_sel_80;
-wire [27:0] sum_d2_cat_8;
-wire sel_133;
-wire sel_134;
-wire sel_135;
-wire sel_136;
-wire sel_137;
-wire sel_138;
-wire sel_139;
-wire sel_140;
-wire sel_141;
-wire sel_142;
-wire sel_143;
-wire sel_144;
-wire sel_145;
-wire sel_146;
-wire sel_147;
-wire sel_148;
-wire sel_149;
-wire sel_150;
-wire sel_151;
-wire sel_152;
-wire for_normalized_sel_19;
-wire for_normalized_sel_20;
-wire for_normalized_sel_21;
-wire for_normalized_sel_22;
-wire for_normalized_sel_23;
-wire for_normalized_sel_24;
-wire [27:0] normalized_4;
-reg [8:0] field_base_d1_4;
-reg [8:0] field_base_d2_4;
-reg [8:0] field_base_d3_4;
-wire [8:0] field_4;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_4;
-wire [22:0] kept_4;
-wire guard_4;
-wire sticky_4;
-wire increment_4;
-reg [8:0] field_d1_4;
-wire [31:0] packed_5;
-wire overflow_before_4;
-// add: rounding increment, overflow to infinity, special cases
-reg increment_d1_4;
-reg [31:0] packed_d1_4;
-wire [31:0] rounded_4;
-reg overflow_before_d1_4;
-wire overflow_4;
-reg inf_d1_4;
-reg inf_d2_4;
-reg inf_d3_4;
-reg inf_d4_4;
-reg inf_d5_4;
-reg inf_d6_4;
-reg inf_sign_d1_4;
-reg inf_sign_d2_4;
-reg inf_sign_d3_4;
-reg inf_sign_d4_4;
-reg inf_sign_d5_4;
-reg inf_sign_d6_4;
-reg big_sign_d1_4;
-reg big_sign_d2_4;
-reg big_sign_d3_4;
-reg big_sign_d4_4;
-reg big_sign_d5_4;
-reg zero_sign_d1_4;
-reg zero_sign_d2_4;
-reg zero_sign_d3_4;
-reg zero_sign_d4_4;
-reg zero_sign_d5_4;
-reg zero_sign_d6_4;
-reg exact_zero_d1_4;
-reg exact_zero_d2_4;
-reg exact_zero_d3_4;
-reg nan_d1_4;
-reg nan_d2_4;
-reg nan_d3_4;
-reg nan_d4_4;
-reg nan_d5_4;
-reg nan_d6_4;
-wire [31:0] s3;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_17;
-wire a_sign_5;
-wire a_zero;
-wire a_nan_5;
-wire s_axis_tdata_is0_18;
-wire b_sign_5;
-wire b_zero;
-wire b_nan_5;
-wire unordered;
-wire equal;
-wire magnitude_less;
-wire magnitude_greater;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_5;
-reg b_sign_d1_5;
-reg magnitude_greater_d1;
-reg magnitude_less_d1;
-wire less;
-reg unordered_d1;
-wire unordered_d1_not;
-reg equal_d1;
-wire decided;
-wire [3:0] unordered_d1_cat;
-wire less_2;
-wire equal_2;
-wire unordered_2;
-reg [31:0] s_axis_tdata_q;
-reg [31:0] s_axis_tdata_q_2;
-wire [31:0] lo0;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_19;
-wire a_sign_6;
-wire a_zero_2;
-wire a_nan_6;
-wire s_axis_tdata_is0_20;
-wire b_sign_6;
-wire b_zero_2;
-wire b_nan_6;
-wire unordered_3;
-wire equal_3;
-wire magnitude_less_2;
-wire magnitude_greater_2;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_6;
-reg b_sign_d1_6;
-reg magnitude_greater_d1_2;
-reg magnitude_less_d1_2;
-wire less_3;
-reg unordered_d1_2;
-wire unordered_d1_not_2;
-reg equal_d1_2;
-wire decided_2;
-wire [3:0] unordered_d1_cat_2;
-wire less_4;
-wire equal_4;
-wire unordered_4;
-reg [31:0] s_axis_tdata_q_3;
-reg [31:0] s_axis_tdata_q_4;
-wire [31:0] lo1;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_21;
-wire a_sign_7;
-wire a_zero_3;
-wire a_nan_7;
-wire s_axis_tdata_is0_22;
-wire b_sign_7;
-wire b_zero_3;
-wire b_nan_7;
-wire unordered_5;
-wire equal_5;
-wire magnitude_less_3;
-wire magnitude_greater_3;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_7;
-reg b_sign_d1_7;
-reg magnitude_greater_d1_3;
-reg magnitude_less_d1_3;
-wire less_5;
-reg unordered_d1_3;
-wire unordered_d1_not_3;
-reg equal_d1_3;
-wire decided_3;
-wire [3:0] unordered_d1_cat_3;
-wire less_6;
-wire equal_6;
-wire unordered_6;
-reg [31:0] s_axis_tdata_q_5;
-reg [31:0] s_axis_tdata_q_6;
-wire [31:0] lo2;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_23;
-wire a_sign_8;
-wire a_zero_4;
-wire a_nan_8;
-wire s_axis_tdata_is0_24;
-wire b_sign_8;
-wire b_zero_4;
-wire b_nan_8;
-wire unordered_7;
-wire equal_7;
-wire magnitude_less_4;
-wire magnitude_greater_4;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_8;
-reg b_sign_d1_8;
-reg magnitude_greater_d1_4;
-reg magnitude_less_d1_4;
-wire less_7;
-reg unordered_d1_4;
-wire unordered_d1_not_4;
-reg equal_d1_4;
-wire decided_4;
-wire [3:0] unordered_d1_cat_4;
-wire less_8;
-wire equal_8;
-wire unordered_8;
-reg [31:0] s_axis_tdata_q_7;
-reg [31:0] s_axis_tdata_q_8;
-wire [31:0] lo3;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_25;
-wire a_sign_9;
-wire a_zero_5;
-wire a_nan_9;
-wire s_axis_tdata_is0_26;
-wire b_sign_9;
-wire b_zero_5;
-wire b_nan_9;
-wire unordered_9;
-wire equal_9;
-wire magnitude_less_5;
-wire magnitude_greater_5;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_9;
-reg b_sign_d1_9;
-reg magnitude_greater_d1_5;
-reg magnitude_less_d1_5;
-wire less_9;
-reg unordered_d1_5;
-wire unordered_d1_not_5;
-reg equal_d1_5;
-wire decided_5;
-wire [3:0] unordered_d1_cat_5;
-wire less_10;
-wire equal_10;
-wire unordered_10;
-wire [31:0] hi0;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_27;
-wire a_sign_10;
-wire a_zero_6;
-wire a_nan_10;
-wire s_axis_tdata_is0_28;
-wire b_sign_10;
-wire b_zero_6;
-wire b_nan_10;
-wire unordered_11;
-wire equal_11;
-wire magnitude_less_6;
-wire magnitude_greater_6;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_10;
-reg b_sign_d1_10;
-reg magnitude_greater_d1_6;
-reg magnitude_less_d1_6;
-wire less_11;
-reg unordered_d1_6;
-wire unordered_d1_not_6;
-reg equal_d1_6;
-wire decided_6;
-wire [3:0] unordered_d1_cat_6;
-wire less_12;
-wire equal_12;
-wire unordered_12;
-wire [31:0] hi1;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_29;
-wire a_sign_11;
-wire a_zero_7;
-wire a_nan_11;
-wire s_axis_tdata_is0_30;
-wire b_sign_11;
-wire b_zero_7;
-wire b_nan_11;
-wire unordered_13;
-wire equal_13;
-wire magnitude_less_7;
-wire magnitude_greater_7;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_11;
-reg b_sign_d1_11;
-reg magnitude_greater_d1_7;
-reg magnitude_less_d1_7;
-wire less_13;
-reg unordered_d1_7;
-wire unordered_d1_not_7;
-reg equal_d1_7;
-wire decided_7;
-wire [3:0] unordered_d1_cat_7;
-wire less_14;
-wire equal_14;
-wire unordered_14;
-wire [31:0] hi2;
-// compare: classes and magnitudes
-wire s_axis_tdata_is0_31;
-wire a_sign_12;
-wire a_zero_8;
-wire a_nan_12;
-wire s_axis_tdata_is0_32;
-wire b_sign_12;
-wire b_zero_8;
-wire b_nan_12;
-wire unordered_15;
-wire equal_15;
-wire magnitude_less_8;
-wire magnitude_greater_8;
-// compare: one-hot result {unordered, greater, equal, less}
-reg a_sign_d1_12;
-reg b_sign_d1_12;
-reg magnitude_greater_d1_8;
-reg magnitude_less_d1_8;
-wire less_15;
-reg unordered_d1_8;
-wire unordered_d1_not_8;
-reg equal_d1_8;
-wire decided_8;
-wire [3:0] unordered_d1_cat_8;
-wire less_16;
-wire equal_16;
-wire unordered_16;
-wire [31:0] hi3;
-reg [31:0] lo0_d1;
-reg [31:0] lo0_d2;
-reg [31:0] lo0_d3;
-reg [31:0] lo0_d4;
-reg [31:0] lo0_d5;
-reg [31:0] lo1_d1;
-reg [31:0] lo1_d2;
-reg [31:0] lo1_d3;
-reg [31:0] lo1_d4;
-reg [31:0] lo1_d5;
-reg [31:0] lo2_d1;
-reg [31:0] lo2_d2;
-reg [31:0] lo2_d3;
-reg [31:0] lo2_d4;
-reg [31:0] lo2_d5;
-reg [31:0] lo3_d1;
-reg [31:0] lo3_d2;
-reg [31:0] lo3_d3;
-reg [31:0] lo3_d4;
-reg [31:0] lo3_d5;
-reg [31:0] hi0_d1;
-reg [31:0] hi0_d2;
-reg [31:0] hi0_d3;
-reg [31:0] hi0_d4;
-reg [31:0] hi0_d5;
-reg [31:0] hi1_d1;
-reg [31:0] hi1_d2;
-reg [31:0] hi1_d3;
-reg [31:0] hi1_d4;
-reg [31:0] hi1_d5;
-reg [31:0] hi2_d1;
-reg [31:0] hi2_d2;
-reg [31:0] hi2_d3;
-reg [31:0] hi2_d4;
-reg [31:0] hi2_d5;
-reg [31:0] hi3_d1;
-reg [31:0] hi3_d2;
-reg [31:0] hi3_d3;
-reg [31:0] hi3_d4;
-reg [31:0] hi3_d5;
-reg [31:0] p0_d1;
-reg [31:0] p0_d2;
-reg [31:0] p0_d3;
-reg [31:0] p0_d4;
-reg [31:0] p0_d5;
-reg [31:0] p0_d6;
-reg [31:0] p1_d1;
-reg [31:0] p1_d2;
-reg [31:0] p1_d3;
-reg [31:0] p1_d4;
-reg [31:0] p1_d5;
-reg [31:0] p1_d6;
-reg [31:0] p2_d1;
-reg [31:0] p2_d2;
-reg [31:0] p2_d3;
-reg [31:0] p2_d4;
-reg [31:0] p2_d5;
-reg [31:0] p2_d6;
-reg [31:0] p3_d1;
-reg [31:0] p3_d2;
-reg [31:0] p3_d3;
-reg [31:0] p3_d4;
-reg [31:0] p3_d5;
-reg [31:0] p3_d6;
-wire [511:0] p3_d6_cat;
-reg s_axis_tvalid_q;
-reg s_axis_tlast_q;
-reg s_axis_tvalid_q_2;
-reg s_axis_tlast_q_2;
-reg s_axis_tvalid_q_3;
-reg s_axis_tlast_q_3;
-reg s_axis_tvalid_q_4;
-reg s_axis_tlast_q_4;
-reg s_axis_tvalid_q_5;
-reg s_axis_tlast_q_5;
-reg out_valid;
-reg s_axis_tlast_q_6;
-wire out_valid_or;
+wire [31:0] result;
 // verilator lint_on UNUSEDSIGNAL
-assign p0 = s_axis_tdata[287:256];
-assign p1 = s_axis_tdata[319:288];
-assign p2 = s_axis_tdata[351:320];
-assign p3 = s_axis_tdata[383:352];
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
-assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
-assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
-assign a_sign = s_axis_tdata[31];
-assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
-assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
-assign s_axis_tdata_is0_3 = s_axis_tdata[158:151] == 8'h0;
-assign s_axis_tdata_is255_2 = s_axis_tdata[158:151] == 8'hff;
-assign s_axis_tdata_is0_4 = s_axis_tdata[150:128] == 23'h0;
-assign b_sign = s_axis_tdata[159];
-assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
-assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[150:128]};
-assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[158:151];
+assign a_is0 = a[30:23] == 8'h0;
+assign a_is255 = a[30:23] == 8'hff;
+assign a_is0_2 = a[22:0] == 23'h0;
+assign a_sign = a[31];
+assign a_inf = a_is255 & a_is0_2;
+assign a_nan = a_is255 & (~a_is0_2);
+assign a_sig = {(~a_is0), a[22:0]};
+assign a_exp = a_is0 ? 8'h1 : a[30:23];
+assign b_is0 = b[30:23] == 8'h0;
+assign b_is255 = b[30:23] == 8'hff;
+assign b_is0_2 = b[22:0] == 23'h0;
+assign b_sign = b[31];
+assign b_inf = b_is255 & b_is0_2;
+assign b_nan = b_is255 & (~b_is0_2);
+assign b_sig = {(~b_is0), b[22:0]};
+assign b_exp = b_is0 ? 8'h1 : b[30:23];
 assign opposite = a_sign ^ b_sign;
 assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
 assign inf = a_inf | b_inf;
 assign inf_sign = a_inf ? a_sign : b_sign;
 assign zero_sign = a_sign & b_sign;
-assign swap = s_axis_tdata[30:0] < s_axis_tdata[158:128];
+assign swap = a[30:0] < b[30:0];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign = swap_d1 ? b_sign_d1 : a_sign_d1;
@@ -2038,906 +937,438 @@ assign overflow_before = ~(field_d1 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded = packed_d1 + ({31'h0, increment_d1});
 assign overflow = overflow_before_d1 | (~(rounded[31:23] < 9'hff));
-assign s0 = nan_d6 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d6, 31'h0}) : ({(inf_d6 ? inf_sign_d6 : big_sign_d5), ((overflow | inf_d6) ? 31'h7f800000 : rounded[30:0])}));
+assign result = nan_d6 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d6, 31'h0}) : ({(inf_d6 ? inf_sign_d6 : big_sign_d5), ((overflow | inf_d6) ? 31'h7f800000 : rounded[30:0])}));
 
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0_5 = s_axis_tdata[62:55] == 8'h0;
-assign s_axis_tdata_is255_3 = s_axis_tdata[62:55] == 8'hff;
-assign s_axis_tdata_is0_6 = s_axis_tdata[54:32] == 23'h0;
-assign a_sign_2 = s_axis_tdata[63];
-assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
-assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
-assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata[54:32]};
-assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[62:55];
-assign s_axis_tdata_is0_7 = s_axis_tdata[190:183] == 8'h0;
-assign s_axis_tdata_is255_4 = s_axis_tdata[190:183] == 8'hff;
-assign s_axis_tdata_is0_8 = s_axis_tdata[182:160] == 23'h0;
-assign b_sign_2 = s_axis_tdata[191];
-assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
-assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
-assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata[182:160]};
-assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[190:183];
-assign opposite_2 = a_sign_2 ^ b_sign_2;
-assign nan_2 = a_nan_2 | b_nan_2 | (a_inf_2 & b_inf_2 & opposite_2);
-assign inf_2 = a_inf_2 | b_inf_2;
-assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
-assign zero_sign_2 = a_sign_2 & b_sign_2;
-assign swap_2 = s_axis_tdata[62:32] < s_axis_tdata[190:160];
+always @(posedge clk) begin
+    if (ce) swap_d1 <= swap;
+    if (ce) b_sign_d1 <= b_sign;
+    if (ce) a_sign_d1 <= a_sign;
+    if (ce) b_exp_d1 <= b_exp;
+    if (ce) a_exp_d1 <= a_exp;
+    if (ce) b_sig_d1 <= b_sig;
+    if (ce) a_sig_d1 <= a_sig;
+    if (ce) opposite_d1 <= opposite;
+    if (ce) opposite_d2 <= opposite_d1;
+    if (ce) big_padded_d1 <= big_padded;
+    if (ce) aligned_d1 <= aligned;
+    if (ce) sum_d1 <= sum;
+    if (ce) big_exp_d1 <= big_exp;
+    if (ce) big_exp_d2 <= big_exp_d1;
+    if (ce) left_d1 <= left;
+    if (ce) sum_d2 <= sum_d1;
+    if (ce) field_base_d1 <= field_base;
+    if (ce) field_base_d2 <= field_base_d1;
+    if (ce) field_base_d3 <= field_base_d2;
+    if (ce) normalized_d1 <= normalized;
+    if (ce) field_d1 <= field;
+    if (ce) increment_d1 <= increment;
+    if (ce) packed_d1 <= packed_2;
+    if (ce) overflow_before_d1 <= overflow_before;
+    if (ce) inf_d1 <= inf;
+    if (ce) inf_d2 <= inf_d1;
+    if (ce) inf_d3 <= inf_d2;
+    if (ce) inf_d4 <= inf_d3;
+    if (ce) inf_d5 <= inf_d4;
+    if (ce) inf_d6 <= inf_d5;
+    if (ce) inf_sign_d1 <= inf_sign;
+    if (ce) inf_sign_d2 <= inf_sign_d1;
+    if (ce) inf_sign_d3 <= inf_sign_d2;
+    if (ce) inf_sign_d4 <= inf_sign_d3;
+    if (ce) inf_sign_d5 <= inf_sign_d4;
+    if (ce) inf_sign_d6 <= inf_sign_d5;
+    if (ce) big_sign_d1 <= big_sign;
+    if (ce) big_sign_d2 <= big_sign_d1;
+    if (ce) big_sign_d3 <= big_sign_d2;
+    if (ce) big_sign_d4 <= big_sign_d3;
+    if (ce) big_sign_d5 <= big_sign_d4;
+    if (ce) zero_sign_d1 <= zero_sign;
+    if (ce) zero_sign_d2 <= zero_sign_d1;
+    if (ce) zero_sign_d3 <= zero_sign_d2;
+    if (ce) zero_sign_d4 <= zero_sign_d3;
+    if (ce) zero_sign_d5 <= zero_sign_d4;
+    if (ce) zero_sign_d6 <= zero_sign_d5;
+    if (ce) exact_zero_d1 <= exact_zero;
+    if (ce) exact_zero_d2 <= exact_zero_d1;
+    if (ce) exact_zero_d3 <= exact_zero_d2;
+    if (ce) nan_d1 <= nan;
+    if (ce) nan_d2 <= nan_d1;
+    if (ce) nan_d3 <= nan_d2;
+    if (ce) nan_d4 <= nan_d3;
+    if (ce) nan_d5 <= nan_d4;
+    if (ce) nan_d6 <= nan_d5;
+end
 
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_2 = swap_d1_2 ? b_sign_d1_2 : a_sign_d1_2;
-assign big_exp_2 = swap_d1_2 ? b_exp_d1_2 : a_exp_d1_2;
-assign small_exp_2 = swap_d1_2 ? a_exp_d1_2 : b_exp_d1_2;
-assign distance_2 = big_exp_2 - small_exp_2;
-assign big_sig_2 = swap_d1_2 ? b_sig_d1_2 : a_sig_d1_2;
-assign small_sig_2 = swap_d1_2 ? a_sig_d1_2 : b_sig_d1_2;
-assign amount_2 = (~(distance_2[7:5] == 3'h0)) ? 5'h1f : distance_2[4:0];
+assign y = result;
+endmodule
 
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_3 = {small_sig_2, 2'h0};
-assign amount_cat_3 = {1'h0, amount_2};
-assign small_sig_not_5 = ~(small_sig_cat_3[15:0] == 16'h0);
-assign small_sig_not_6 = ~(small_sig_cat_3[25:16] == 10'h0);
-assign small_sig_sel_31 = amount_cat_3[5] ? (amount_cat_3[4] ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_cat_3[4] & small_sig_not_5);
-assign small_sig_cat_4 = {15'h0, (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[25])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[24])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[23])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[22])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[21])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[20])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[19])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[18])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[17])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[16])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[15])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[14])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[13])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[12])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[11])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[10])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[25] : small_sig_cat_3[9])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[24] : small_sig_cat_3[8])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[23] : small_sig_cat_3[7])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[22] : small_sig_cat_3[6])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[21] : small_sig_cat_3[5])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[20] : small_sig_cat_3[4])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[19] : small_sig_cat_3[3])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[18] : small_sig_cat_3[2])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[17] : small_sig_cat_3[1])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[16] : small_sig_cat_3[0]))};
-assign small_sig_not_7 = ~(small_sig_cat_4[3:0] == 4'h0);
-assign small_sig_not_8 = ~(small_sig_cat_4[7:4] == 4'h0);
-assign for_align_sticky_sel_3 = amount_cat_3[2] ? (small_sig_not_7 | small_sig_not_8 | (~(small_sig_cat_4[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
-assign small_sig_sel_32 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[40] : small_sig_cat_4[36]) : (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]);
-assign small_sig_sel_33 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[39] : small_sig_cat_4[35]) : (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]);
-assign small_sig_sel_34 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[38] : small_sig_cat_4[34]) : (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]);
-assign small_sig_sel_35 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[37] : small_sig_cat_4[33]) : (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]);
-assign small_sig_sel_36 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[36] : small_sig_cat_4[32]) : (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]);
-assign small_sig_sel_37 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[35] : small_sig_cat_4[31]) : (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]);
-assign small_sig_sel_38 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[34] : small_sig_cat_4[30]) : (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]);
-assign small_sig_sel_39 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[33] : small_sig_cat_4[29]) : (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]);
-assign small_sig_sel_40 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]) : (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]);
-assign small_sig_sel_41 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]) : (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]);
-assign small_sig_sel_42 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]) : (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]);
-assign small_sig_sel_43 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]) : (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]);
-assign small_sig_sel_44 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]) : (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]);
-assign small_sig_sel_45 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]) : (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]);
-assign small_sig_sel_46 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]) : (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]);
-assign small_sig_sel_47 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]) : (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]);
-assign small_sig_sel_48 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]) : (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]);
-assign small_sig_sel_49 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]) : (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]);
-assign small_sig_sel_50 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]) : (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]);
-assign small_sig_sel_51 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]) : (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]);
-assign small_sig_sel_52 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]) : (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]);
-assign small_sig_sel_53 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]) : (amount_cat_3[2] ? small_sig_cat_4[11] : small_sig_cat_4[7]);
-assign small_sig_sel_54 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]) : (amount_cat_3[2] ? small_sig_cat_4[10] : small_sig_cat_4[6]);
-assign small_sig_sel_55 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]) : (amount_cat_3[2] ? small_sig_cat_4[9] : small_sig_cat_4[5]);
-assign small_sig_sel_56 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]) : (amount_cat_3[2] ? small_sig_cat_4[8] : small_sig_cat_4[4]);
-assign small_sig_sel_57 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]) : (amount_cat_3[2] ? small_sig_cat_4[7] : small_sig_cat_4[3]);
-assign small_sig_sel_58 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]) : (amount_cat_3[2] ? small_sig_cat_4[6] : small_sig_cat_4[2]);
-assign small_sig_sel_59 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]) : (amount_cat_3[2] ? small_sig_cat_4[5] : small_sig_cat_4[1]);
-assign small_sig_sel_60 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]) : (amount_cat_3[2] ? small_sig_cat_4[4] : small_sig_cat_4[0]);
-assign for_shifted_cat_2 = {small_sig_sel_32, small_sig_sel_33, small_sig_sel_34, small_sig_sel_35, small_sig_sel_36,
-    small_sig_sel_37, small_sig_sel_38, small_sig_sel_39, small_sig_sel_40, small_sig_sel_41,
-    small_sig_sel_42, small_sig_sel_43, small_sig_sel_44, small_sig_sel_45, small_sig_sel_46,
-    small_sig_sel_47, small_sig_sel_48, small_sig_sel_49, small_sig_sel_50, small_sig_sel_51,
-    small_sig_sel_52, small_sig_sel_53, small_sig_sel_54, small_sig_sel_55, small_sig_sel_56,
-    small_sig_sel_57, small_sig_sel_58, small_sig_sel_59, small_sig_sel_60};
-assign for_align_sticky_not_3 = ~(for_shifted_cat_2[0] == 1'h0);
-assign for_align_sticky_not_4 = ~(for_shifted_cat_2[1] == 1'h0);
-assign for_align_sticky_sel_4 = amount_cat_3[0] ? (for_align_sticky_not_3 | for_align_sticky_not_4 | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
-assign sel_39 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
-assign sel_40 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
-assign sel_41 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
-assign sel_42 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
-assign sel_43 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
-assign sel_44 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
-assign sel_45 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
-assign sel_46 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
-assign sel_47 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
-assign sel_48 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
-assign sel_49 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
-assign sel_50 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
-assign sel_51 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
-assign sel_52 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
-assign sel_53 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
-assign sel_54 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
-assign sel_55 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
-assign sel_56 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
-assign for_shifted_sel_9 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
-assign for_shifted_sel_10 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
-assign for_shifted_sel_11 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
-assign for_shifted_sel_12 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
-assign for_shifted_sel_13 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
-assign for_shifted_sel_14 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
-assign for_shifted_sel_15 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_cat_3[0] ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
-assign for_shifted_sel_16 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_cat_3[0] ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
-assign shifted_2 = {sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51,
-    sel_52, sel_53, sel_54, sel_55, sel_56, for_shifted_sel_9, for_shifted_sel_10, for_shifted_sel_11,
-    for_shifted_sel_12, for_shifted_sel_13, for_shifted_sel_14, for_shifted_sel_15, for_shifted_sel_16};
-assign amount_cat_4 = {small_sig_sel_31, (amount_cat_3[3] ? for_align_sticky_sel_3 : (amount_cat_3[2] & small_sig_not_7)),
-    (amount_cat_3[1] ? for_align_sticky_sel_4 : (amount_cat_3[0] & for_align_sticky_not_3))};
-assign align_sticky_2 = ~(amount_cat_4 == 3'h0);
-assign big_padded_2 = {1'h0, big_sig_2, 3'h0};
-assign aligned_2 = {1'h0, shifted_2, align_sticky_2};
-assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
+module butterfly_w128_combine2_f32_x4(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tlast,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid,
+    m_axis_tlast
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    input wire s_axis_tlast;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [383:0] s_axis_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [511:0] m_axis_tdata;
+    output wire m_axis_tvalid;
+    output wire m_axis_tlast;
 
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d2_2}) + ({(aligned_d1_2 ^
-    ({opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
-    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2})),
-    opposite_d2_2});
-assign sum_2 = big_padded_d1_plus_2[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_2 = sum_d1_2 == 28'h0;
-assign sum_d1_cat_6 = {sum_d1_2, 4'hf};
-assign sum_d1_is0_9 = sum_d1_cat_6[31:30] == 2'h0;
-assign sum_d1_is0_10 = sum_d1_cat_6[27:26] == 2'h0;
-assign sum_d1_is0_11 = sum_d1_cat_6[23:22] == 2'h0;
-assign sum_d1_is0_12 = sum_d1_cat_6[19:18] == 2'h0;
-assign sum_d1_is0_13 = sum_d1_cat_6[15:14] == 2'h0;
-assign sum_d1_is0_14 = sum_d1_cat_6[11:10] == 2'h0;
-assign sum_d1_is0_15 = sum_d1_cat_6[7:6] == 2'h0;
-assign sum_d1_is0_16 = sum_d1_cat_6[3:2] == 2'h0;
-assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_cat_6[29:28] == 2'h0);
-assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_cat_6[29])}) : ({sum_d1_is0_9, (~sum_d1_cat_6[31])});
-assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_cat_6[25])}) : ({sum_d1_is0_10, (~sum_d1_cat_6[27])});
-assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_cat_6[21:20] == 2'h0);
-assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_cat_6[21])}) : ({sum_d1_is0_11, (~sum_d1_cat_6[23])});
-assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_cat_6[17])}) : ({sum_d1_is0_12, (~sum_d1_cat_6[19])});
-assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_cat_6[13:12] == 2'h0);
-assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_cat_6[13])}) : ({sum_d1_is0_13, (~sum_d1_cat_6[15])});
-assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_cat_6[9])}) : ({sum_d1_is0_14, (~sum_d1_cat_6[11])});
-assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_cat_6[5:4] == 2'h0);
-assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_cat_6[5])}) : ({sum_d1_is0_15, (~sum_d1_cat_6[7])});
-assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_cat_6[3])});
-assign sum_d1_and_12 = sum_d1_and_8 & sum_d1_is0_10 & (sum_d1_cat_6[25:24] == 2'h0);
-assign sum_d1_and_13 = sum_d1_and_10 & sum_d1_is0_14 & (sum_d1_cat_6[9:8] == 2'h0);
-assign sum_d1_and_14 = sum_d1_and_12 & sum_d1_and_9 & sum_d1_is0_12 & (sum_d1_cat_6[17:16] == 2'h0);
-assign sum_d1_cat_7 = {sum_d1_and_12, (sum_d1_and_9 ? ({sum_d1_and_9, sum_d1_sel_12}) : ({sum_d1_and_9, sum_d1_sel_11}))};
-assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel_10}) : ({sum_d1_and_8, sum_d1_sel_9}))};
-assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
-assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
-assign lz_2 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_2 = {1'h0, left_d1_2};
-assign sum_d2_cat_3 = {(left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[11] : sum_d2_2[27])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[10] : sum_d2_2[26])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[9] : sum_d2_2[25])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[8] : sum_d2_2[24])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[7] : sum_d2_2[23])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[6] : sum_d2_2[22])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[5] : sum_d2_2[21])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[4] : sum_d2_2[20])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[3] : sum_d2_2[19])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[2] : sum_d2_2[18])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[1] : sum_d2_2[17])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[0] : sum_d2_2[16])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[15])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[14])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[13])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[12])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[11])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[10])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[9])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[8])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[7])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[6])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[5])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[4])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[3])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[2])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[1])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[0]))};
-assign sum_d2_sel_21 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]) : (left_d1_cat_2[2] ? sum_d2_cat_3[23] : sum_d2_cat_3[27]);
-assign sum_d2_sel_22 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]) : (left_d1_cat_2[2] ? sum_d2_cat_3[22] : sum_d2_cat_3[26]);
-assign sum_d2_sel_23 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]) : (left_d1_cat_2[2] ? sum_d2_cat_3[21] : sum_d2_cat_3[25]);
-assign sum_d2_sel_24 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]) : (left_d1_cat_2[2] ? sum_d2_cat_3[20] : sum_d2_cat_3[24]);
-assign sum_d2_sel_25 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]) : (left_d1_cat_2[2] ? sum_d2_cat_3[19] : sum_d2_cat_3[23]);
-assign sum_d2_sel_26 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]) : (left_d1_cat_2[2] ? sum_d2_cat_3[18] : sum_d2_cat_3[22]);
-assign sum_d2_sel_27 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]) : (left_d1_cat_2[2] ? sum_d2_cat_3[17] : sum_d2_cat_3[21]);
-assign sum_d2_sel_28 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]) : (left_d1_cat_2[2] ? sum_d2_cat_3[16] : sum_d2_cat_3[20]);
-assign sum_d2_sel_29 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]) : (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]);
-assign sum_d2_sel_30 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]) : (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]);
-assign sum_d2_sel_31 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]) : (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]);
-assign sum_d2_sel_32 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]) : (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]);
-assign sum_d2_sel_33 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7]) : (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]);
-assign sum_d2_sel_34 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6]) : (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]);
-assign sum_d2_sel_35 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5]) : (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]);
-assign sum_d2_sel_36 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4]) : (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]);
-assign sum_d2_sel_37 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3]) : (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]);
-assign sum_d2_sel_38 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2]) : (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]);
-assign sum_d2_sel_39 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1]) : (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]);
-assign sum_d2_sel_40 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]) : (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]);
-assign sum_d2_cat_4 = {sum_d2_sel_21, sum_d2_sel_22, sum_d2_sel_23, sum_d2_sel_24, sum_d2_sel_25, sum_d2_sel_26,
-    sum_d2_sel_27, sum_d2_sel_28, sum_d2_sel_29, sum_d2_sel_30, sum_d2_sel_31, sum_d2_sel_32,
-    sum_d2_sel_33, sum_d2_sel_34, sum_d2_sel_35, sum_d2_sel_36, sum_d2_sel_37, sum_d2_sel_38,
-    sum_d2_sel_39, sum_d2_sel_40,
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]))};
-assign sel_57 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]) : (left_d1_cat_2[0] ? sum_d2_cat_4[26] : sum_d2_cat_4[27]);
-assign sel_58 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]) : (left_d1_cat_2[0] ? sum_d2_cat_4[25] : sum_d2_cat_4[26]);
-assign sel_59 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]) : (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]);
-assign sel_60 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]) : (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]);
-assign sel_61 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]) : (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]);
-assign sel_62 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]) : (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]);
-assign sel_63 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]) : (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]);
-assign sel_64 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]) : (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]);
-assign sel_65 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]) : (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]);
-assign sel_66 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]) : (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]);
-assign sel_67 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]) : (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]);
-assign sel_68 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]) : (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]);
-assign sel_69 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]) : (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]);
-assign sel_70 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]) : (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]);
-assign sel_71 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]) : (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]);
-assign sel_72 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]) : (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]);
-assign sel_73 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]) : (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]);
-assign sel_74 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]) : (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]);
-assign sel_75 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]) : (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]);
-assign sel_76 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]) : (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]);
-assign for_normalized_sel_7 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]) : (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]);
-assign for_normalized_sel_8 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]) : (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]);
-assign for_normalized_sel_9 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]) : (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]);
-assign for_normalized_sel_10 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]) : (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]);
-assign for_normalized_sel_11 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1]) : (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]);
-assign for_normalized_sel_12 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]) : (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]);
-assign normalized_2 = {sel_57, sel_58, sel_59, sel_60, sel_61, sel_62, sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69,
-    sel_70, sel_71, sel_72, sel_73, sel_74, sel_75, sel_76, for_normalized_sel_7, for_normalized_sel_8,
-    for_normalized_sel_9, for_normalized_sel_10, for_normalized_sel_11, for_normalized_sel_12,
-    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1])),
-    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]))};
-assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_2 = normalized_d1_2[26:4];
-assign guard_2 = normalized_d1_2[3];
-assign sticky_2 = ~(normalized_d1_2[2:0] == 3'h0);
-assign increment_2 = guard_2 & (sticky_2 | normalized_d1_2[4]);
-assign packed_3 = {field_d1_2, kept_2};
-assign overflow_before_2 = ~(field_d1_2 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_2 = packed_d1_2 + ({31'h0, increment_d1_2});
-assign overflow_2 = overflow_before_d1_2 | (~(rounded_2[31:23] < 9'hff));
-assign s1 = nan_d6_2 ? 32'h7fc00000 : (exact_zero_d3_2 ? ({zero_sign_d6_2, 31'h0}) : ({(inf_d6_2 ? inf_sign_d6_2 : big_sign_d5_2), ((overflow_2 | inf_d6_2) ? 31'h7f800000 : rounded_2[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0_9 = s_axis_tdata[94:87] == 8'h0;
-assign s_axis_tdata_is255_5 = s_axis_tdata[94:87] == 8'hff;
-assign s_axis_tdata_is0_10 = s_axis_tdata[86:64] == 23'h0;
-assign a_sign_3 = s_axis_tdata[95];
-assign a_inf_3 = s_axis_tdata_is255_5 & s_axis_tdata_is0_10;
-assign a_nan_3 = s_axis_tdata_is255_5 & (~s_axis_tdata_is0_10);
-assign a_sig_3 = {(~s_axis_tdata_is0_9), s_axis_tdata[86:64]};
-assign a_exp_3 = s_axis_tdata_is0_9 ? 8'h1 : s_axis_tdata[94:87];
-assign s_axis_tdata_is0_11 = s_axis_tdata[222:215] == 8'h0;
-assign s_axis_tdata_is255_6 = s_axis_tdata[222:215] == 8'hff;
-assign s_axis_tdata_is0_12 = s_axis_tdata[214:192] == 23'h0;
-assign b_sign_3 = s_axis_tdata[223];
-assign b_inf_3 = s_axis_tdata_is255_6 & s_axis_tdata_is0_12;
-assign b_nan_3 = s_axis_tdata_is255_6 & (~s_axis_tdata_is0_12);
-assign b_sig_3 = {(~s_axis_tdata_is0_11), s_axis_tdata[214:192]};
-assign b_exp_3 = s_axis_tdata_is0_11 ? 8'h1 : s_axis_tdata[222:215];
-assign opposite_3 = a_sign_3 ^ b_sign_3;
-assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite_3);
-assign inf_3 = a_inf_3 | b_inf_3;
-assign inf_sign_3 = a_inf_3 ? a_sign_3 : b_sign_3;
-assign zero_sign_3 = a_sign_3 & b_sign_3;
-assign swap_3 = s_axis_tdata[94:64] < s_axis_tdata[222:192];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_3 = swap_d1_3 ? b_sign_d1_3 : a_sign_d1_3;
-assign big_exp_3 = swap_d1_3 ? b_exp_d1_3 : a_exp_d1_3;
-assign small_exp_3 = swap_d1_3 ? a_exp_d1_3 : b_exp_d1_3;
-assign distance_3 = big_exp_3 - small_exp_3;
-assign big_sig_3 = swap_d1_3 ? b_sig_d1_3 : a_sig_d1_3;
-assign small_sig_3 = swap_d1_3 ? a_sig_d1_3 : b_sig_d1_3;
-assign amount_3 = (~(distance_3[7:5] == 3'h0)) ? 5'h1f : distance_3[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_5 = {small_sig_3, 2'h0};
-assign amount_cat_5 = {1'h0, amount_3};
-assign small_sig_not_9 = ~(small_sig_cat_5[15:0] == 16'h0);
-assign small_sig_not_10 = ~(small_sig_cat_5[25:16] == 10'h0);
-assign small_sig_sel_61 = amount_cat_5[5] ? (amount_cat_5[4] ? (small_sig_not_9 | small_sig_not_10) : (small_sig_not_9 | small_sig_not_10)) : (amount_cat_5[4] & small_sig_not_9);
-assign small_sig_cat_6 = {15'h0, (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[25])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[24])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[23])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[22])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[21])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[20])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[19])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[18])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[17])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[16])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[15])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[14])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[13])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[12])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[11])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[10])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[25] : small_sig_cat_5[9])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[24] : small_sig_cat_5[8])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[23] : small_sig_cat_5[7])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[22] : small_sig_cat_5[6])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[21] : small_sig_cat_5[5])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[20] : small_sig_cat_5[4])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[19] : small_sig_cat_5[3])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[18] : small_sig_cat_5[2])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[17] : small_sig_cat_5[1])),
-    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[16] : small_sig_cat_5[0]))};
-assign small_sig_not_11 = ~(small_sig_cat_6[3:0] == 4'h0);
-assign small_sig_not_12 = ~(small_sig_cat_6[7:4] == 4'h0);
-assign for_align_sticky_sel_5 = amount_cat_5[2] ? (small_sig_not_11 | small_sig_not_12 | (~(small_sig_cat_6[11:8] == 4'h0))) : (small_sig_not_11 | small_sig_not_12);
-assign small_sig_sel_62 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[40] : small_sig_cat_6[36]) : (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]);
-assign small_sig_sel_63 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[39] : small_sig_cat_6[35]) : (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]);
-assign small_sig_sel_64 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[38] : small_sig_cat_6[34]) : (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]);
-assign small_sig_sel_65 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[37] : small_sig_cat_6[33]) : (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]);
-assign small_sig_sel_66 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[36] : small_sig_cat_6[32]) : (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]);
-assign small_sig_sel_67 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[35] : small_sig_cat_6[31]) : (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]);
-assign small_sig_sel_68 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[34] : small_sig_cat_6[30]) : (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]);
-assign small_sig_sel_69 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[33] : small_sig_cat_6[29]) : (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]);
-assign small_sig_sel_70 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]) : (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]);
-assign small_sig_sel_71 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]) : (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]);
-assign small_sig_sel_72 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]) : (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]);
-assign small_sig_sel_73 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]) : (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]);
-assign small_sig_sel_74 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]) : (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]);
-assign small_sig_sel_75 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]) : (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]);
-assign small_sig_sel_76 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]) : (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]);
-assign small_sig_sel_77 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]) : (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]);
-assign small_sig_sel_78 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]) : (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]);
-assign small_sig_sel_79 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]) : (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]);
-assign small_sig_sel_80 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]) : (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]);
-assign small_sig_sel_81 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]) : (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]);
-assign small_sig_sel_82 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]) : (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]);
-assign small_sig_sel_83 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]) : (amount_cat_5[2] ? small_sig_cat_6[11] : small_sig_cat_6[7]);
-assign small_sig_sel_84 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]) : (amount_cat_5[2] ? small_sig_cat_6[10] : small_sig_cat_6[6]);
-assign small_sig_sel_85 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]) : (amount_cat_5[2] ? small_sig_cat_6[9] : small_sig_cat_6[5]);
-assign small_sig_sel_86 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]) : (amount_cat_5[2] ? small_sig_cat_6[8] : small_sig_cat_6[4]);
-assign small_sig_sel_87 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]) : (amount_cat_5[2] ? small_sig_cat_6[7] : small_sig_cat_6[3]);
-assign small_sig_sel_88 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]) : (amount_cat_5[2] ? small_sig_cat_6[6] : small_sig_cat_6[2]);
-assign small_sig_sel_89 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]) : (amount_cat_5[2] ? small_sig_cat_6[5] : small_sig_cat_6[1]);
-assign small_sig_sel_90 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]) : (amount_cat_5[2] ? small_sig_cat_6[4] : small_sig_cat_6[0]);
-assign for_shifted_cat_3 = {small_sig_sel_62, small_sig_sel_63, small_sig_sel_64, small_sig_sel_65, small_sig_sel_66,
-    small_sig_sel_67, small_sig_sel_68, small_sig_sel_69, small_sig_sel_70, small_sig_sel_71,
-    small_sig_sel_72, small_sig_sel_73, small_sig_sel_74, small_sig_sel_75, small_sig_sel_76,
-    small_sig_sel_77, small_sig_sel_78, small_sig_sel_79, small_sig_sel_80, small_sig_sel_81,
-    small_sig_sel_82, small_sig_sel_83, small_sig_sel_84, small_sig_sel_85, small_sig_sel_86,
-    small_sig_sel_87, small_sig_sel_88, small_sig_sel_89, small_sig_sel_90};
-assign for_align_sticky_not_5 = ~(for_shifted_cat_3[0] == 1'h0);
-assign for_align_sticky_not_6 = ~(for_shifted_cat_3[1] == 1'h0);
-assign for_align_sticky_sel_6 = amount_cat_5[0] ? (for_align_sticky_not_5 | for_align_sticky_not_6 | (~(for_shifted_cat_3[2] == 1'h0))) : (for_align_sticky_not_5 | for_align_sticky_not_6);
-assign sel_77 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[28] : for_shifted_cat_3[27]) : (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]);
-assign sel_78 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[27] : for_shifted_cat_3[26]) : (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]);
-assign sel_79 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]) : (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]);
-assign sel_80 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]) : (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]);
-assign sel_81 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]) : (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]);
-assign sel_82 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]) : (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]);
-assign sel_83 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]) : (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]);
-assign sel_84 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]) : (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]);
-assign sel_85 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]) : (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]);
-assign sel_86 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]) : (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]);
-assign sel_87 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]) : (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]);
-assign sel_88 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]) : (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]);
-assign sel_89 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]) : (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]);
-assign sel_90 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]) : (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]);
-assign sel_91 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]) : (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]);
-assign sel_92 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]) : (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]);
-assign sel_93 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]) : (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]);
-assign sel_94 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]) : (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]);
-assign for_shifted_sel_17 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]) : (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]);
-assign for_shifted_sel_18 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]) : (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]);
-assign for_shifted_sel_19 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]) : (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]);
-assign for_shifted_sel_20 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]) : (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]);
-assign for_shifted_sel_21 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]) : (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]);
-assign for_shifted_sel_22 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]) : (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]);
-assign for_shifted_sel_23 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]) : (amount_cat_5[0] ? for_shifted_cat_3[2] : for_shifted_cat_3[1]);
-assign for_shifted_sel_24 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]) : (amount_cat_5[0] ? for_shifted_cat_3[1] : for_shifted_cat_3[0]);
-assign shifted_3 = {sel_77, sel_78, sel_79, sel_80, sel_81, sel_82, sel_83, sel_84, sel_85, sel_86, sel_87, sel_88, sel_89,
-    sel_90, sel_91, sel_92, sel_93, sel_94, for_shifted_sel_17, for_shifted_sel_18, for_shifted_sel_19,
-    for_shifted_sel_20, for_shifted_sel_21, for_shifted_sel_22, for_shifted_sel_23, for_shifted_sel_24};
-assign amount_cat_6 = {small_sig_sel_61, (amount_cat_5[3] ? for_align_sticky_sel_5 : (amount_cat_5[2] & small_sig_not_11)),
-    (amount_cat_5[1] ? for_align_sticky_sel_6 : (amount_cat_5[0] & for_align_sticky_not_5))};
-assign align_sticky_3 = ~(amount_cat_6 == 3'h0);
-assign big_padded_3 = {1'h0, big_sig_3, 3'h0};
-assign aligned_3 = {1'h0, shifted_3, align_sticky_3};
-assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d2_3}) + ({(aligned_d1_3 ^
-    ({opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
-    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3})),
-    opposite_d2_3});
-assign sum_3 = big_padded_d1_plus_3[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_3 = sum_d1_3 == 28'h0;
-assign sum_d1_cat_11 = {sum_d1_3, 4'hf};
-assign sum_d1_is0_17 = sum_d1_cat_11[31:30] == 2'h0;
-assign sum_d1_is0_18 = sum_d1_cat_11[27:26] == 2'h0;
-assign sum_d1_is0_19 = sum_d1_cat_11[23:22] == 2'h0;
-assign sum_d1_is0_20 = sum_d1_cat_11[19:18] == 2'h0;
-assign sum_d1_is0_21 = sum_d1_cat_11[15:14] == 2'h0;
-assign sum_d1_is0_22 = sum_d1_cat_11[11:10] == 2'h0;
-assign sum_d1_is0_23 = sum_d1_cat_11[7:6] == 2'h0;
-assign sum_d1_is0_24 = sum_d1_cat_11[3:2] == 2'h0;
-assign sum_d1_and_15 = sum_d1_is0_17 & (sum_d1_cat_11[29:28] == 2'h0);
-assign sum_d1_sel_17 = sum_d1_is0_17 ? ({sum_d1_is0_17, (~sum_d1_cat_11[29])}) : ({sum_d1_is0_17, (~sum_d1_cat_11[31])});
-assign sum_d1_sel_18 = sum_d1_is0_18 ? ({sum_d1_is0_18, (~sum_d1_cat_11[25])}) : ({sum_d1_is0_18, (~sum_d1_cat_11[27])});
-assign sum_d1_and_16 = sum_d1_is0_19 & (sum_d1_cat_11[21:20] == 2'h0);
-assign sum_d1_sel_19 = sum_d1_is0_19 ? ({sum_d1_is0_19, (~sum_d1_cat_11[21])}) : ({sum_d1_is0_19, (~sum_d1_cat_11[23])});
-assign sum_d1_sel_20 = sum_d1_is0_20 ? ({sum_d1_is0_20, (~sum_d1_cat_11[17])}) : ({sum_d1_is0_20, (~sum_d1_cat_11[19])});
-assign sum_d1_and_17 = sum_d1_is0_21 & (sum_d1_cat_11[13:12] == 2'h0);
-assign sum_d1_sel_21 = sum_d1_is0_21 ? ({sum_d1_is0_21, (~sum_d1_cat_11[13])}) : ({sum_d1_is0_21, (~sum_d1_cat_11[15])});
-assign sum_d1_sel_22 = sum_d1_is0_22 ? ({sum_d1_is0_22, (~sum_d1_cat_11[9])}) : ({sum_d1_is0_22, (~sum_d1_cat_11[11])});
-assign sum_d1_and_18 = sum_d1_is0_23 & (sum_d1_cat_11[5:4] == 2'h0);
-assign sum_d1_sel_23 = sum_d1_is0_23 ? ({sum_d1_is0_23, (~sum_d1_cat_11[5])}) : ({sum_d1_is0_23, (~sum_d1_cat_11[7])});
-assign sum_d1_sel_24 = sum_d1_is0_24 ? ({sum_d1_is0_24, (~sum_d1_cat_11[1])}) : ({sum_d1_is0_24, (~sum_d1_cat_11[3])});
-assign sum_d1_and_19 = sum_d1_and_15 & sum_d1_is0_18 & (sum_d1_cat_11[25:24] == 2'h0);
-assign sum_d1_and_20 = sum_d1_and_17 & sum_d1_is0_22 & (sum_d1_cat_11[9:8] == 2'h0);
-assign sum_d1_and_21 = sum_d1_and_19 & sum_d1_and_16 & sum_d1_is0_20 & (sum_d1_cat_11[17:16] == 2'h0);
-assign sum_d1_cat_12 = {sum_d1_and_19, (sum_d1_and_16 ? ({sum_d1_and_16, sum_d1_sel_20}) : ({sum_d1_and_16, sum_d1_sel_19}))};
-assign sum_d1_cat_13 = {sum_d1_and_19, (sum_d1_and_15 ? ({sum_d1_and_15, sum_d1_sel_18}) : ({sum_d1_and_15, sum_d1_sel_17}))};
-assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
-assign sum_d1_cat_15 = {sum_d1_and_20, (sum_d1_and_17 ? ({sum_d1_and_17, sum_d1_sel_22}) : ({sum_d1_and_17, sum_d1_sel_21}))};
-assign lz_3 = sum_d1_and_21 ? ({sum_d1_and_21, (sum_d1_and_20 ? sum_d1_cat_14 : sum_d1_cat_15)}) : ({sum_d1_and_21, (sum_d1_and_19 ? sum_d1_cat_12 : sum_d1_cat_13)});
-assign left_3 = (({3'h0, lz_3}) < big_exp_d2_3) ? lz_3 : big_exp_d2_3[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_3 = {1'h0, left_d1_3};
-assign sum_d2_cat_5 = {(left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[11] : sum_d2_3[27])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[10] : sum_d2_3[26])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[9] : sum_d2_3[25])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[8] : sum_d2_3[24])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[7] : sum_d2_3[23])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[6] : sum_d2_3[22])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[5] : sum_d2_3[21])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[4] : sum_d2_3[20])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[3] : sum_d2_3[19])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[2] : sum_d2_3[18])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[1] : sum_d2_3[17])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[0] : sum_d2_3[16])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[15])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[14])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[13])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[12])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[11])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[10])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[9])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[8])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[7])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[6])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[5])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[4])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[3])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[2])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[1])),
-    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[0]))};
-assign sum_d2_sel_41 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]) : (left_d1_cat_3[2] ? sum_d2_cat_5[23] : sum_d2_cat_5[27]);
-assign sum_d2_sel_42 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]) : (left_d1_cat_3[2] ? sum_d2_cat_5[22] : sum_d2_cat_5[26]);
-assign sum_d2_sel_43 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]) : (left_d1_cat_3[2] ? sum_d2_cat_5[21] : sum_d2_cat_5[25]);
-assign sum_d2_sel_44 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]) : (left_d1_cat_3[2] ? sum_d2_cat_5[20] : sum_d2_cat_5[24]);
-assign sum_d2_sel_45 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]) : (left_d1_cat_3[2] ? sum_d2_cat_5[19] : sum_d2_cat_5[23]);
-assign sum_d2_sel_46 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]) : (left_d1_cat_3[2] ? sum_d2_cat_5[18] : sum_d2_cat_5[22]);
-assign sum_d2_sel_47 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]) : (left_d1_cat_3[2] ? sum_d2_cat_5[17] : sum_d2_cat_5[21]);
-assign sum_d2_sel_48 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]) : (left_d1_cat_3[2] ? sum_d2_cat_5[16] : sum_d2_cat_5[20]);
-assign sum_d2_sel_49 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]) : (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]);
-assign sum_d2_sel_50 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]) : (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]);
-assign sum_d2_sel_51 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]) : (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]);
-assign sum_d2_sel_52 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]) : (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]);
-assign sum_d2_sel_53 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7]) : (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]);
-assign sum_d2_sel_54 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6]) : (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]);
-assign sum_d2_sel_55 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5]) : (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]);
-assign sum_d2_sel_56 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4]) : (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]);
-assign sum_d2_sel_57 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3]) : (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]);
-assign sum_d2_sel_58 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2]) : (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]);
-assign sum_d2_sel_59 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1]) : (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]);
-assign sum_d2_sel_60 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]) : (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]);
-assign sum_d2_cat_6 = {sum_d2_sel_41, sum_d2_sel_42, sum_d2_sel_43, sum_d2_sel_44, sum_d2_sel_45, sum_d2_sel_46,
-    sum_d2_sel_47, sum_d2_sel_48, sum_d2_sel_49, sum_d2_sel_50, sum_d2_sel_51, sum_d2_sel_52,
-    sum_d2_sel_53, sum_d2_sel_54, sum_d2_sel_55, sum_d2_sel_56, sum_d2_sel_57, sum_d2_sel_58,
-    sum_d2_sel_59, sum_d2_sel_60,
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1])),
-    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]))};
-assign sel_95 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]) : (left_d1_cat_3[0] ? sum_d2_cat_6[26] : sum_d2_cat_6[27]);
-assign sel_96 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]) : (left_d1_cat_3[0] ? sum_d2_cat_6[25] : sum_d2_cat_6[26]);
-assign sel_97 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]) : (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]);
-assign sel_98 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]) : (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]);
-assign sel_99 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]) : (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]);
-assign sel_100 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]) : (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]);
-assign sel_101 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]) : (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]);
-assign sel_102 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]) : (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]);
-assign sel_103 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]) : (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]);
-assign sel_104 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]) : (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]);
-assign sel_105 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]) : (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]);
-assign sel_106 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]) : (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]);
-assign sel_107 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]) : (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]);
-assign sel_108 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]) : (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]);
-assign sel_109 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]) : (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]);
-assign sel_110 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]) : (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]);
-assign sel_111 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]) : (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]);
-assign sel_112 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]) : (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]);
-assign sel_113 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]) : (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]);
-assign sel_114 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]) : (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]);
-assign for_normalized_sel_13 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]) : (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]);
-assign for_normalized_sel_14 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]) : (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]);
-assign for_normalized_sel_15 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]) : (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]);
-assign for_normalized_sel_16 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]) : (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]);
-assign for_normalized_sel_17 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1]) : (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]);
-assign for_normalized_sel_18 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]) : (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]);
-assign normalized_3 = {sel_95, sel_96, sel_97, sel_98, sel_99, sel_100, sel_101, sel_102, sel_103, sel_104, sel_105, sel_106,
-    sel_107, sel_108, sel_109, sel_110, sel_111, sel_112, sel_113, sel_114, for_normalized_sel_13,
-    for_normalized_sel_14, for_normalized_sel_15, for_normalized_sel_16, for_normalized_sel_17,
-    for_normalized_sel_18,
-    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1])),
-    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]))};
-assign field_3 = normalized_3[27] ? (field_base_d3_3 - ({4'h0, left_d1_3})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_3 = normalized_d1_3[26:4];
-assign guard_3 = normalized_d1_3[3];
-assign sticky_3 = ~(normalized_d1_3[2:0] == 3'h0);
-assign increment_3 = guard_3 & (sticky_3 | normalized_d1_3[4]);
-assign packed_4 = {field_d1_3, kept_3};
-assign overflow_before_3 = ~(field_d1_3 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_3 = packed_d1_3 + ({31'h0, increment_d1_3});
-assign overflow_3 = overflow_before_d1_3 | (~(rounded_3[31:23] < 9'hff));
-assign s2 = nan_d6_3 ? 32'h7fc00000 : (exact_zero_d3_3 ? ({zero_sign_d6_3, 31'h0}) : ({(inf_d6_3 ? inf_sign_d6_3 : big_sign_d5_3), ((overflow_3 | inf_d6_3) ? 31'h7f800000 : rounded_3[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0_13 = s_axis_tdata[126:119] == 8'h0;
-assign s_axis_tdata_is255_7 = s_axis_tdata[126:119] == 8'hff;
-assign s_axis_tdata_is0_14 = s_axis_tdata[118:96] == 23'h0;
-assign a_sign_4 = s_axis_tdata[127];
-assign a_inf_4 = s_axis_tdata_is255_7 & s_axis_tdata_is0_14;
-assign a_nan_4 = s_axis_tdata_is255_7 & (~s_axis_tdata_is0_14);
-assign a_sig_4 = {(~s_axis_tdata_is0_13), s_axis_tdata[118:96]};
-assign a_exp_4 = s_axis_tdata_is0_13 ? 8'h1 : s_axis_tdata[126:119];
-assign s_axis_tdata_is0_15 = s_axis_tdata[254:247] == 8'h0;
-assign s_axis_tdata_is255_8 = s_axis_tdata[254:247] == 8'hff;
-assign s_axis_tdata_is0_16 = s_axis_tdata[246:224] == 23'h0;
-assign b_sign_4 = s_axis_tdata[255];
-assign b_inf_4 = s_axis_tdata_is255_8 & s_axis_tdata_is0_16;
-assign b_nan_4 = s_axis_tdata_is255_8 & (~s_axis_tdata_is0_16);
-assign b_sig_4 = {(~s_axis_tdata_is0_15), s_axis_tdata[246:224]};
-assign b_exp_4 = s_axis_tdata_is0_15 ? 8'h1 : s_axis_tdata[254:247];
-assign opposite_4 = a_sign_4 ^ b_sign_4;
-assign nan_4 = a_nan_4 | b_nan_4 | (a_inf_4 & b_inf_4 & opposite_4);
-assign inf_4 = a_inf_4 | b_inf_4;
-assign inf_sign_4 = a_inf_4 ? a_sign_4 : b_sign_4;
-assign zero_sign_4 = a_sign_4 & b_sign_4;
-assign swap_4 = s_axis_tdata[126:96] < s_axis_tdata[254:224];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_4 = swap_d1_4 ? b_sign_d1_4 : a_sign_d1_4;
-assign big_exp_4 = swap_d1_4 ? b_exp_d1_4 : a_exp_d1_4;
-assign small_exp_4 = swap_d1_4 ? a_exp_d1_4 : b_exp_d1_4;
-assign distance_4 = big_exp_4 - small_exp_4;
-assign big_sig_4 = swap_d1_4 ? b_sig_d1_4 : a_sig_d1_4;
-assign small_sig_4 = swap_d1_4 ? a_sig_d1_4 : b_sig_d1_4;
-assign amount_4 = (~(distance_4[7:5] == 3'h0)) ? 5'h1f : distance_4[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_7 = {small_sig_4, 2'h0};
-assign amount_cat_7 = {1'h0, amount_4};
-assign small_sig_not_13 = ~(small_sig_cat_7[15:0] == 16'h0);
-assign small_sig_not_14 = ~(small_sig_cat_7[25:16] == 10'h0);
-assign small_sig_sel_91 = amount_cat_7[5] ? (amount_cat_7[4] ? (small_sig_not_13 | small_sig_not_14) : (small_sig_not_13 | small_sig_not_14)) : (amount_cat_7[4] & small_sig_not_13);
-assign small_sig_cat_8 = {15'h0, (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[25])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[24])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[23])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[22])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[21])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[20])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[19])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[18])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[17])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[16])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[15])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[14])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[13])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[12])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[11])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[10])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[25] : small_sig_cat_7[9])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[24] : small_sig_cat_7[8])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[23] : small_sig_cat_7[7])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[22] : small_sig_cat_7[6])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[21] : small_sig_cat_7[5])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[20] : small_sig_cat_7[4])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[19] : small_sig_cat_7[3])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[18] : small_sig_cat_7[2])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[17] : small_sig_cat_7[1])),
-    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[16] : small_sig_cat_7[0]))};
-assign small_sig_not_15 = ~(small_sig_cat_8[3:0] == 4'h0);
-assign small_sig_not_16 = ~(small_sig_cat_8[7:4] == 4'h0);
-assign for_align_sticky_sel_7 = amount_cat_7[2] ? (small_sig_not_15 | small_sig_not_16 | (~(small_sig_cat_8[11:8] == 4'h0))) : (small_sig_not_15 | small_sig_not_16);
-assign small_sig_sel_92 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[40] : small_sig_cat_8[36]) : (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]);
-assign small_sig_sel_93 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[39] : small_sig_cat_8[35]) : (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]);
-assign small_sig_sel_94 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[38] : small_sig_cat_8[34]) : (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]);
-assign small_sig_sel_95 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[37] : small_sig_cat_8[33]) : (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]);
-assign small_sig_sel_96 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[36] : small_sig_cat_8[32]) : (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]);
-assign small_sig_sel_97 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[35] : small_sig_cat_8[31]) : (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]);
-assign small_sig_sel_98 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[34] : small_sig_cat_8[30]) : (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]);
-assign small_sig_sel_99 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[33] : small_sig_cat_8[29]) : (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]);
-assign small_sig_sel_100 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]) : (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]);
-assign small_sig_sel_101 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]) : (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]);
-assign small_sig_sel_102 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]) : (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]);
-assign small_sig_sel_103 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]) : (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]);
-assign small_sig_sel_104 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]) : (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]);
-assign small_sig_sel_105 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]) : (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]);
-assign small_sig_sel_106 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]) : (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]);
-assign small_sig_sel_107 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]) : (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]);
-assign small_sig_sel_108 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]) : (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]);
-assign small_sig_sel_109 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]) : (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]);
-assign small_sig_sel_110 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]) : (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]);
-assign small_sig_sel_111 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]) : (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]);
-assign small_sig_sel_112 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]) : (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]);
-assign small_sig_sel_113 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]) : (amount_cat_7[2] ? small_sig_cat_8[11] : small_sig_cat_8[7]);
-assign small_sig_sel_114 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]) : (amount_cat_7[2] ? small_sig_cat_8[10] : small_sig_cat_8[6]);
-assign small_sig_sel_115 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]) : (amount_cat_7[2] ? small_sig_cat_8[9] : small_sig_cat_8[5]);
-assign small_sig_sel_116 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]) : (amount_cat_7[2] ? small_sig_cat_8[8] : small_sig_cat_8[4]);
-assign small_sig_sel_117 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]) : (amount_cat_7[2] ? small_sig_cat_8[7] : small_sig_cat_8[3]);
-assign small_sig_sel_118 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]) : (amount_cat_7[2] ? small_sig_cat_8[6] : small_sig_cat_8[2]);
-assign small_sig_sel_119 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]) : (amount_cat_7[2] ? small_sig_cat_8[5] : small_sig_cat_8[1]);
-assign small_sig_sel_120 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]) : (amount_cat_7[2] ? small_sig_cat_8[4] : small_sig_cat_8[0]);
-assign for_shifted_cat_4 = {small_sig_sel_92, small_sig_sel_93, small_sig_sel_94, small_sig_sel_95, small_sig_sel_96,
-    small_sig_sel_97, small_sig_sel_98, small_sig_sel_99, small_sig_sel_100, small_sig_sel_101,
-    small_sig_sel_102, small_sig_sel_103, small_sig_sel_104, small_sig_sel_105, small_sig_sel_106,
-    small_sig_sel_107, small_sig_sel_108, small_sig_sel_109, small_sig_sel_110, small_sig_sel_111,
-    small_sig_sel_112, small_sig_sel_113, small_sig_sel_114, small_sig_sel_115, small_sig_sel_116,
-    small_sig_sel_117, small_sig_sel_118, small_sig_sel_119, small_sig_sel_120};
-assign for_align_sticky_not_7 = ~(for_shifted_cat_4[0] == 1'h0);
-assign for_align_sticky_not_8 = ~(for_shifted_cat_4[1] == 1'h0);
-assign for_align_sticky_sel_8 = amount_cat_7[0] ? (for_align_sticky_not_7 | for_align_sticky_not_8 | (~(for_shifted_cat_4[2] == 1'h0))) : (for_align_sticky_not_7 | for_align_sticky_not_8);
-assign sel_115 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[28] : for_shifted_cat_4[27]) : (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]);
-assign sel_116 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[27] : for_shifted_cat_4[26]) : (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]);
-assign sel_117 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]) : (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]);
-assign sel_118 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]) : (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]);
-assign sel_119 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]) : (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]);
-assign sel_120 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]) : (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]);
-assign sel_121 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]) : (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]);
-assign sel_122 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]) : (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]);
-assign sel_123 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]) : (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]);
-assign sel_124 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]) : (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]);
-assign sel_125 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]) : (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]);
-assign sel_126 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]) : (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]);
-assign sel_127 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]) : (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]);
-assign sel_128 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]) : (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]);
-assign sel_129 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]) : (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]);
-assign sel_130 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]) : (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]);
-assign sel_131 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]) : (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]);
-assign sel_132 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]) : (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]);
-assign for_shifted_sel_25 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]) : (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]);
-assign for_shifted_sel_26 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]) : (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]);
-assign for_shifted_sel_27 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]) : (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]);
-assign for_shifted_sel_28 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]) : (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]);
-assign for_shifted_sel_29 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]) : (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]);
-assign for_shifted_sel_30 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]) : (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]);
-assign for_shifted_sel_31 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]) : (amount_cat_7[0] ? for_shifted_cat_4[2] : for_shifted_cat_4[1]);
-assign for_shifted_sel_32 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]) : (amount_cat_7[0] ? for_shifted_cat_4[1] : for_shifted_cat_4[0]);
-assign shifted_4 = {sel_115, sel_116, sel_117, sel_118, sel_119, sel_120, sel_121, sel_122, sel_123, sel_124, sel_125,
-    sel_126, sel_127, sel_128, sel_129, sel_130, sel_131, sel_132, for_shifted_sel_25,
-    for_shifted_sel_26, for_shifted_sel_27, for_shifted_sel_28, for_shifted_sel_29, for_shifted_sel_30,
-    for_shifted_sel_31, for_shifted_sel_32};
-assign amount_cat_8 = {small_sig_sel_91, (amount_cat_7[3] ? for_align_sticky_sel_7 : (amount_cat_7[2] & small_sig_not_15)),
-    (amount_cat_7[1] ? for_align_sticky_sel_8 : (amount_cat_7[0] & for_align_sticky_not_7))};
-assign align_sticky_4 = ~(amount_cat_8 == 3'h0);
-assign big_padded_4 = {1'h0, big_sig_4, 3'h0};
-assign aligned_4 = {1'h0, shifted_4, align_sticky_4};
-assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d2_4}) + ({(aligned_d1_4 ^
-    ({opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
-    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4})),
-    opposite_d2_4});
-assign sum_4 = big_padded_d1_plus_4[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_4 = sum_d1_4 == 28'h0;
-assign sum_d1_cat_16 = {sum_d1_4, 4'hf};
-assign sum_d1_is0_25 = sum_d1_cat_16[31:30] == 2'h0;
-assign sum_d1_is0_26 = sum_d1_cat_16[27:26] == 2'h0;
-assign sum_d1_is0_27 = sum_d1_cat_16[23:22] == 2'h0;
-assign sum_d1_is0_28 = sum_d1_cat_16[19:18] == 2'h0;
-assign sum_d1_is0_29 = sum_d1_cat_16[15:14] == 2'h0;
-assign sum_d1_is0_30 = sum_d1_cat_16[11:10] == 2'h0;
-assign sum_d1_is0_31 = sum_d1_cat_16[7:6] == 2'h0;
-assign sum_d1_is0_32 = sum_d1_cat_16[3:2] == 2'h0;
-assign sum_d1_and_22 = sum_d1_is0_25 & (sum_d1_cat_16[29:28] == 2'h0);
-assign sum_d1_sel_25 = sum_d1_is0_25 ? ({sum_d1_is0_25, (~sum_d1_cat_16[29])}) : ({sum_d1_is0_25, (~sum_d1_cat_16[31])});
-assign sum_d1_sel_26 = sum_d1_is0_26 ? ({sum_d1_is0_26, (~sum_d1_cat_16[25])}) : ({sum_d1_is0_26, (~sum_d1_cat_16[27])});
-assign sum_d1_and_23 = sum_d1_is0_27 & (sum_d1_cat_16[21:20] == 2'h0);
-assign sum_d1_sel_27 = sum_d1_is0_27 ? ({sum_d1_is0_27, (~sum_d1_cat_16[21])}) : ({sum_d1_is0_27, (~sum_d1_cat_16[23])});
-assign sum_d1_sel_28 = sum_d1_is0_28 ? ({sum_d1_is0_28, (~sum_d1_cat_16[17])}) : ({sum_d1_is0_28, (~sum_d1_cat_16[19])});
-assign sum_d1_and_24 = sum_d1_is0_29 & (sum_d1_cat_16[13:12] == 2'h0);
-assign sum_d1_sel_29 = sum_d1_is0_29 ? ({sum_d1_is0_29, (~sum_d1_cat_16[13])}) : ({sum_d1_is0_29, (~sum_d1_cat_16[15])});
-assign sum_d1_sel_30 = sum_d1_is0_30 ? ({sum_d1_is0_30, (~sum_d1_cat_16[9])}) : ({sum_d1_is0_30, (~sum_d1_cat_16[11])});
-assign sum_d1_and_25 = sum_d1_is0_31 & (sum_d1_cat_16[5:4] == 2'h0);
-assign sum_d1_sel_31 = sum_d1_is0_31 ? ({sum_d1_is0_31, (~sum_d1_cat_16[5])}) : ({sum_d1_is0_31, (~sum_d1_cat_16[7])});
-assign sum_d1_sel_32 = sum_d1_is0_32 ? ({sum_d1_is0_32, (~sum_d1_cat_16[1])}) : ({sum_d1_is0_32, (~sum_d1_cat_16[3])});
-assign sum_d1_and_26 = sum_d1_and_22 & sum_d1_is0_26 & (sum_d1_cat_16[25:24] == 2'h0);
-assign sum_d1_and_27 = sum_d1_and_24 & sum_d1_is0_30 & (sum_d1_cat_16[9:8] == 2'h0);
-assign sum_d1_and_28 = sum_d1_and_26 & sum_d1_and_23 & sum_d1_is0_28 & (sum_d1_cat_16[17:16] == 2'h0);
-assign sum_d1_cat_17 = {sum_d1_and_26, (sum_d1_and_23 ? ({sum_d1_and_23, sum_d1_sel_28}) : ({sum_d1_and_23, sum_d1_sel_27}))};
-assign sum_d1_cat_18 = {sum_d1_and_26, (sum_d1_and_22 ? ({sum_d1_and_22, sum_d1_sel_26}) : ({sum_d1_and_22, sum_d1_sel_25}))};
-assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
-assign sum_d1_cat_20 = {sum_d1_and_27, (sum_d1_and_24 ? ({sum_d1_and_24, sum_d1_sel_30}) : ({sum_d1_and_24, sum_d1_sel_29}))};
-assign lz_4 = sum_d1_and_28 ? ({sum_d1_and_28, (sum_d1_and_27 ? sum_d1_cat_19 : sum_d1_cat_20)}) : ({sum_d1_and_28, (sum_d1_and_26 ? sum_d1_cat_17 : sum_d1_cat_18)});
-assign left_4 = (({3'h0, lz_4}) < big_exp_d2_4) ? lz_4 : big_exp_d2_4[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_4 = {1'h0, left_d1_4};
-assign sum_d2_cat_7 = {(left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[11] : sum_d2_4[27])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[10] : sum_d2_4[26])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[9] : sum_d2_4[25])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[8] : sum_d2_4[24])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[7] : sum_d2_4[23])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[6] : sum_d2_4[22])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[5] : sum_d2_4[21])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[4] : sum_d2_4[20])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[3] : sum_d2_4[19])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[2] : sum_d2_4[18])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[1] : sum_d2_4[17])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[0] : sum_d2_4[16])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[15])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[14])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[13])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[12])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[11])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[10])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[9])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[8])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[7])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[6])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[5])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[4])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[3])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[2])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[1])),
-    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[0]))};
-assign sum_d2_sel_61 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]) : (left_d1_cat_4[2] ? sum_d2_cat_7[23] : sum_d2_cat_7[27]);
-assign sum_d2_sel_62 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]) : (left_d1_cat_4[2] ? sum_d2_cat_7[22] : sum_d2_cat_7[26]);
-assign sum_d2_sel_63 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]) : (left_d1_cat_4[2] ? sum_d2_cat_7[21] : sum_d2_cat_7[25]);
-assign sum_d2_sel_64 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]) : (left_d1_cat_4[2] ? sum_d2_cat_7[20] : sum_d2_cat_7[24]);
-assign sum_d2_sel_65 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]) : (left_d1_cat_4[2] ? sum_d2_cat_7[19] : sum_d2_cat_7[23]);
-assign sum_d2_sel_66 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]) : (left_d1_cat_4[2] ? sum_d2_cat_7[18] : sum_d2_cat_7[22]);
-assign sum_d2_sel_67 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]) : (left_d1_cat_4[2] ? sum_d2_cat_7[17] : sum_d2_cat_7[21]);
-assign sum_d2_sel_68 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]) : (left_d1_cat_4[2] ? sum_d2_cat_7[16] : sum_d2_cat_7[20]);
-assign sum_d2_sel_69 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]) : (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]);
-assign sum_d2_sel_70 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]) : (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]);
-assign sum_d2_sel_71 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]) : (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]);
-assign sum_d2_sel_72 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]) : (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]);
-assign sum_d2_sel_73 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7]) : (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]);
-assign sum_d2_sel_74 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6]) : (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]);
-assign sum_d2_sel_75 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5]) : (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]);
-assign sum_d2_sel_76 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4]) : (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]);
-assign sum_d2_sel_77 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3]) : (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]);
-assign sum_d2_sel_78 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2]) : (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]);
-assign sum_d2_sel_79 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1]) : (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]);
-assign sum_d2_sel_80 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]) : (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]);
-assign sum_d2_cat_8 = {sum_d2_sel_61, sum_d2_sel_62, sum_d2_sel_63, sum_d2_sel_64, sum_d2_sel_65, sum_d2_sel_66,
-    sum_d2_sel_67, sum_d2_sel_68, sum_d2_sel_69, sum_d2_sel_70, sum_d2_sel_71, sum_d2_sel_72,
-    sum_d2_sel_73, sum_d2_sel_74, sum_d2_sel_75, sum_d2_sel_76, sum_d2_sel_77, sum_d2_sel_78,
-    sum_d2_sel_79, sum_d2_sel_80,
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1])),
-    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]))};
-assign sel_133 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]) : (left_d1_cat_4[0] ? sum_d2_cat_8[26] : sum_d2_cat_8[27]);
-assign sel_134 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]) : (left_d1_cat_4[0] ? sum_d2_cat_8[25] : sum_d2_cat_8[26]);
-assign sel_135 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]) : (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]);
-assign sel_136 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]) : (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]);
-assign sel_137 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]) : (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]);
-assign sel_138 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]) : (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]);
-assign sel_139 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]) : (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]);
-assign sel_140 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]) : (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]);
-assign sel_141 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]) : (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]);
-assign sel_142 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]) : (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]);
-assign sel_143 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]) : (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]);
-assign sel_144 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]) : (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]);
-assign sel_145 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]) : (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]);
-assign sel_146 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]) : (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]);
-assign sel_147 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]) : (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]);
-assign sel_148 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]) : (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]);
-assign sel_149 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]) : (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]);
-assign sel_150 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]) : (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]);
-assign sel_151 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]) : (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]);
-assign sel_152 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]) : (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]);
-assign for_normalized_sel_19 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]) : (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]);
-assign for_normalized_sel_20 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]) : (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]);
-assign for_normalized_sel_21 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]) : (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]);
-assign for_normalized_sel_22 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]) : (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]);
-assign for_normalized_sel_23 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1]) : (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]);
-assign for_normalized_sel_24 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]) : (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]);
-assign normalized_4 = {sel_133, sel_134, sel_135, sel_136, sel_137, sel_138, sel_139, sel_140, sel_141, sel_142, sel_143,
-    sel_144, sel_145, sel_146, sel_147, sel_148, sel_149, sel_150, sel_151, sel_152,
-    for_normalized_sel_19, for_normalized_sel_20, for_normalized_sel_21, for_normalized_sel_22,
-    for_normalized_sel_23, for_normalized_sel_24,
-    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1])),
-    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]))};
-assign field_4 = normalized_4[27] ? (field_base_d3_4 - ({4'h0, left_d1_4})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_4 = normalized_d1_4[26:4];
-assign guard_4 = normalized_d1_4[3];
-assign sticky_4 = ~(normalized_d1_4[2:0] == 3'h0);
-assign increment_4 = guard_4 & (sticky_4 | normalized_d1_4[4]);
-assign packed_5 = {field_d1_4, kept_4};
-assign overflow_before_4 = ~(field_d1_4 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_4 = packed_d1_4 + ({31'h0, increment_d1_4});
-assign overflow_4 = overflow_before_d1_4 | (~(rounded_4[31:23] < 9'hff));
-assign s3 = nan_d6_4 ? 32'h7fc00000 : (exact_zero_d3_4 ? ({zero_sign_d6_4, 31'h0}) : ({(inf_d6_4 ? inf_sign_d6_4 : big_sign_d5_4), ((overflow_4 | inf_d6_4) ? 31'h7f800000 : rounded_4[30:0])}));
+// verilator lint_off UNUSEDSIGNAL
+wire [31:0] p0;
+wire [31:0] p1;
+wire [31:0] p2;
+wire [31:0] p3;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0;
+wire a_sign;
+wire a_zero;
+wire a_nan;
+wire s_axis_tdata_is0_2;
+wire b_sign;
+wire b_zero;
+wire b_nan;
+wire unordered;
+wire equal;
+wire magnitude_less;
+wire magnitude_greater;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1;
+reg b_sign_d1;
+reg magnitude_greater_d1;
+reg magnitude_less_d1;
+wire less;
+reg unordered_d1;
+wire unordered_d1_not;
+reg equal_d1;
+wire decided;
+wire [3:0] unordered_d1_cat;
+wire less_2;
+wire equal_2;
+wire unordered_2;
+reg [31:0] s_axis_tdata_q;
+reg [31:0] s_axis_tdata_q_2;
+wire [31:0] lo0;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_3;
+wire a_sign_2;
+wire a_zero_2;
+wire a_nan_2;
+wire s_axis_tdata_is0_4;
+wire b_sign_2;
+wire b_zero_2;
+wire b_nan_2;
+wire unordered_3;
+wire equal_3;
+wire magnitude_less_2;
+wire magnitude_greater_2;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_2;
+reg b_sign_d1_2;
+reg magnitude_greater_d1_2;
+reg magnitude_less_d1_2;
+wire less_3;
+reg unordered_d1_2;
+wire unordered_d1_not_2;
+reg equal_d1_2;
+wire decided_2;
+wire [3:0] unordered_d1_cat_2;
+wire less_4;
+wire equal_4;
+wire unordered_4;
+reg [31:0] s_axis_tdata_q_3;
+reg [31:0] s_axis_tdata_q_4;
+wire [31:0] lo1;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_5;
+wire a_sign_3;
+wire a_zero_3;
+wire a_nan_3;
+wire s_axis_tdata_is0_6;
+wire b_sign_3;
+wire b_zero_3;
+wire b_nan_3;
+wire unordered_5;
+wire equal_5;
+wire magnitude_less_3;
+wire magnitude_greater_3;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_3;
+reg b_sign_d1_3;
+reg magnitude_greater_d1_3;
+reg magnitude_less_d1_3;
+wire less_5;
+reg unordered_d1_3;
+wire unordered_d1_not_3;
+reg equal_d1_3;
+wire decided_3;
+wire [3:0] unordered_d1_cat_3;
+wire less_6;
+wire equal_6;
+wire unordered_6;
+reg [31:0] s_axis_tdata_q_5;
+reg [31:0] s_axis_tdata_q_6;
+wire [31:0] lo2;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_7;
+wire a_sign_4;
+wire a_zero_4;
+wire a_nan_4;
+wire s_axis_tdata_is0_8;
+wire b_sign_4;
+wire b_zero_4;
+wire b_nan_4;
+wire unordered_7;
+wire equal_7;
+wire magnitude_less_4;
+wire magnitude_greater_4;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_4;
+reg b_sign_d1_4;
+reg magnitude_greater_d1_4;
+reg magnitude_less_d1_4;
+wire less_7;
+reg unordered_d1_4;
+wire unordered_d1_not_4;
+reg equal_d1_4;
+wire decided_4;
+wire [3:0] unordered_d1_cat_4;
+wire less_8;
+wire equal_8;
+wire unordered_8;
+reg [31:0] s_axis_tdata_q_7;
+reg [31:0] s_axis_tdata_q_8;
+wire [31:0] lo3;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_9;
+wire a_sign_5;
+wire a_zero_5;
+wire a_nan_5;
+wire s_axis_tdata_is0_10;
+wire b_sign_5;
+wire b_zero_5;
+wire b_nan_5;
+wire unordered_9;
+wire equal_9;
+wire magnitude_less_5;
+wire magnitude_greater_5;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_5;
+reg b_sign_d1_5;
+reg magnitude_greater_d1_5;
+reg magnitude_less_d1_5;
+wire less_9;
+reg unordered_d1_5;
+wire unordered_d1_not_5;
+reg equal_d1_5;
+wire decided_5;
+wire [3:0] unordered_d1_cat_5;
+wire less_10;
+wire equal_10;
+wire unordered_10;
+wire [31:0] hi0;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_11;
+wire a_sign_6;
+wire a_zero_6;
+wire a_nan_6;
+wire s_axis_tdata_is0_12;
+wire b_sign_6;
+wire b_zero_6;
+wire b_nan_6;
+wire unordered_11;
+wire equal_11;
+wire magnitude_less_6;
+wire magnitude_greater_6;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_6;
+reg b_sign_d1_6;
+reg magnitude_greater_d1_6;
+reg magnitude_less_d1_6;
+wire less_11;
+reg unordered_d1_6;
+wire unordered_d1_not_6;
+reg equal_d1_6;
+wire decided_6;
+wire [3:0] unordered_d1_cat_6;
+wire less_12;
+wire equal_12;
+wire unordered_12;
+wire [31:0] hi1;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_13;
+wire a_sign_7;
+wire a_zero_7;
+wire a_nan_7;
+wire s_axis_tdata_is0_14;
+wire b_sign_7;
+wire b_zero_7;
+wire b_nan_7;
+wire unordered_13;
+wire equal_13;
+wire magnitude_less_7;
+wire magnitude_greater_7;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_7;
+reg b_sign_d1_7;
+reg magnitude_greater_d1_7;
+reg magnitude_less_d1_7;
+wire less_13;
+reg unordered_d1_7;
+wire unordered_d1_not_7;
+reg equal_d1_7;
+wire decided_7;
+wire [3:0] unordered_d1_cat_7;
+wire less_14;
+wire equal_14;
+wire unordered_14;
+wire [31:0] hi2;
+// compare: classes and magnitudes
+wire s_axis_tdata_is0_15;
+wire a_sign_8;
+wire a_zero_8;
+wire a_nan_8;
+wire s_axis_tdata_is0_16;
+wire b_sign_8;
+wire b_zero_8;
+wire b_nan_8;
+wire unordered_15;
+wire equal_15;
+wire magnitude_less_8;
+wire magnitude_greater_8;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1_8;
+reg b_sign_d1_8;
+reg magnitude_greater_d1_8;
+reg magnitude_less_d1_8;
+wire less_15;
+reg unordered_d1_8;
+wire unordered_d1_not_8;
+reg equal_d1_8;
+wire decided_8;
+wire [3:0] unordered_d1_cat_8;
+wire less_16;
+wire equal_16;
+wire unordered_16;
+wire [31:0] hi3;
+reg [31:0] lo0_d1;
+reg [31:0] lo0_d2;
+reg [31:0] lo0_d3;
+reg [31:0] lo0_d4;
+reg [31:0] lo0_d5;
+reg [31:0] lo1_d1;
+reg [31:0] lo1_d2;
+reg [31:0] lo1_d3;
+reg [31:0] lo1_d4;
+reg [31:0] lo1_d5;
+reg [31:0] lo2_d1;
+reg [31:0] lo2_d2;
+reg [31:0] lo2_d3;
+reg [31:0] lo2_d4;
+reg [31:0] lo2_d5;
+reg [31:0] lo3_d1;
+reg [31:0] lo3_d2;
+reg [31:0] lo3_d3;
+reg [31:0] lo3_d4;
+reg [31:0] lo3_d5;
+reg [31:0] hi0_d1;
+reg [31:0] hi0_d2;
+reg [31:0] hi0_d3;
+reg [31:0] hi0_d4;
+reg [31:0] hi0_d5;
+reg [31:0] hi1_d1;
+reg [31:0] hi1_d2;
+reg [31:0] hi1_d3;
+reg [31:0] hi1_d4;
+reg [31:0] hi1_d5;
+reg [31:0] hi2_d1;
+reg [31:0] hi2_d2;
+reg [31:0] hi2_d3;
+reg [31:0] hi2_d4;
+reg [31:0] hi2_d5;
+reg [31:0] hi3_d1;
+reg [31:0] hi3_d2;
+reg [31:0] hi3_d3;
+reg [31:0] hi3_d4;
+reg [31:0] hi3_d5;
+reg [31:0] p0_d1;
+reg [31:0] p0_d2;
+reg [31:0] p0_d3;
+reg [31:0] p0_d4;
+reg [31:0] p0_d5;
+reg [31:0] p0_d6;
+reg [31:0] p1_d1;
+reg [31:0] p1_d2;
+reg [31:0] p1_d3;
+reg [31:0] p1_d4;
+reg [31:0] p1_d5;
+reg [31:0] p1_d6;
+reg [31:0] p2_d1;
+reg [31:0] p2_d2;
+reg [31:0] p2_d3;
+reg [31:0] p2_d4;
+reg [31:0] p2_d5;
+reg [31:0] p2_d6;
+reg [31:0] p3_d1;
+reg [31:0] p3_d2;
+reg [31:0] p3_d3;
+reg [31:0] p3_d4;
+reg [31:0] p3_d5;
+reg [31:0] p3_d6;
+reg s_axis_tvalid_q;
+reg s_axis_tlast_q;
+reg s_axis_tvalid_q_2;
+reg s_axis_tlast_q_2;
+reg s_axis_tvalid_q_3;
+reg s_axis_tlast_q_3;
+reg s_axis_tvalid_q_4;
+reg s_axis_tlast_q_4;
+reg s_axis_tvalid_q_5;
+reg s_axis_tlast_q_5;
+reg out_valid;
+reg s_axis_tlast_q_6;
+wire out_valid_or;
+wire [31:0] v12_add_y;
+wire [31:0] v13_add_y;
+wire [31:0] v14_add_y;
+wire [31:0] v15_add_y;
+// verilator lint_on UNUSEDSIGNAL
+assign p0 = s_axis_tdata[287:256];
+assign p1 = s_axis_tdata[319:288];
+assign p2 = s_axis_tdata[351:320];
+assign p3 = s_axis_tdata[383:352];
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_17 = s_axis_tdata[22:0] == 23'h0;
-assign a_sign_5 = s_axis_tdata[31];
-assign a_zero = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0_17;
-assign a_nan_5 = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0_17);
-assign s_axis_tdata_is0_18 = s_axis_tdata[150:128] == 23'h0;
-assign b_sign_5 = s_axis_tdata[159];
-assign b_zero = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_18;
-assign b_nan_5 = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_18);
-assign unordered = a_nan_5 | b_nan_5;
+assign s_axis_tdata_is0 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign = s_axis_tdata[31];
+assign a_zero = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0;
+assign a_nan = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0);
+assign s_axis_tdata_is0_2 = s_axis_tdata[150:128] == 23'h0;
+assign b_sign = s_axis_tdata[159];
+assign b_zero = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_2;
+assign b_nan = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_2);
+assign unordered = a_nan | b_nan;
 assign equal = (a_zero & b_zero) | (s_axis_tdata[31:0] == s_axis_tdata[159:128]);
 assign magnitude_less = s_axis_tdata[30:0] < s_axis_tdata[158:128];
 assign magnitude_greater = s_axis_tdata[158:128] < s_axis_tdata[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less = (a_sign_d1_5 ^ b_sign_d1_5) ? a_sign_d1_5 : (a_sign_d1_5 ? magnitude_greater_d1 : magnitude_less_d1);
+assign less = (a_sign_d1 ^ b_sign_d1) ? a_sign_d1 : (a_sign_d1 ? magnitude_greater_d1 : magnitude_less_d1);
 assign unordered_d1_not = ~unordered_d1;
 assign decided = unordered_d1_not & (~equal_d1);
 assign unordered_d1_cat = {unordered_d1, (decided & (~less)), (unordered_d1_not & equal_d1), (decided & less)};
@@ -2947,21 +1378,21 @@ assign unordered_2 = unordered_d1_cat[3];
 assign lo0 = unordered_2 ? 32'h7fc00000 : (less_2 ? s_axis_tdata_q_2 : (equal_2 ? (s_axis_tdata_q_2 | (s_axis_tdata_q & 32'h80000000)) : s_axis_tdata_q));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_19 = s_axis_tdata[54:32] == 23'h0;
-assign a_sign_6 = s_axis_tdata[63];
-assign a_zero_2 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_19;
-assign a_nan_6 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_19);
-assign s_axis_tdata_is0_20 = s_axis_tdata[182:160] == 23'h0;
-assign b_sign_6 = s_axis_tdata[191];
-assign b_zero_2 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_20;
-assign b_nan_6 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_20);
-assign unordered_3 = a_nan_6 | b_nan_6;
+assign s_axis_tdata_is0_3 = s_axis_tdata[54:32] == 23'h0;
+assign a_sign_2 = s_axis_tdata[63];
+assign a_zero_2 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_3;
+assign a_nan_2 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_3);
+assign s_axis_tdata_is0_4 = s_axis_tdata[182:160] == 23'h0;
+assign b_sign_2 = s_axis_tdata[191];
+assign b_zero_2 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_4;
+assign b_nan_2 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_4);
+assign unordered_3 = a_nan_2 | b_nan_2;
 assign equal_3 = (a_zero_2 & b_zero_2) | (s_axis_tdata[63:32] == s_axis_tdata[191:160]);
 assign magnitude_less_2 = s_axis_tdata[62:32] < s_axis_tdata[190:160];
 assign magnitude_greater_2 = s_axis_tdata[190:160] < s_axis_tdata[62:32];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_3 = (a_sign_d1_6 ^ b_sign_d1_6) ? a_sign_d1_6 : (a_sign_d1_6 ? magnitude_greater_d1_2 : magnitude_less_d1_2);
+assign less_3 = (a_sign_d1_2 ^ b_sign_d1_2) ? a_sign_d1_2 : (a_sign_d1_2 ? magnitude_greater_d1_2 : magnitude_less_d1_2);
 assign unordered_d1_not_2 = ~unordered_d1_2;
 assign decided_2 = unordered_d1_not_2 & (~equal_d1_2);
 assign unordered_d1_cat_2 = {unordered_d1_2, (decided_2 & (~less_3)), (unordered_d1_not_2 & equal_d1_2), (decided_2 & less_3)};
@@ -2971,21 +1402,21 @@ assign unordered_4 = unordered_d1_cat_2[3];
 assign lo1 = unordered_4 ? 32'h7fc00000 : (less_4 ? s_axis_tdata_q_4 : (equal_4 ? (s_axis_tdata_q_4 | (s_axis_tdata_q_3 & 32'h80000000)) : s_axis_tdata_q_3));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_21 = s_axis_tdata[86:64] == 23'h0;
-assign a_sign_7 = s_axis_tdata[95];
-assign a_zero_3 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_21;
-assign a_nan_7 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_21);
-assign s_axis_tdata_is0_22 = s_axis_tdata[214:192] == 23'h0;
-assign b_sign_7 = s_axis_tdata[223];
-assign b_zero_3 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_22;
-assign b_nan_7 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_22);
-assign unordered_5 = a_nan_7 | b_nan_7;
+assign s_axis_tdata_is0_5 = s_axis_tdata[86:64] == 23'h0;
+assign a_sign_3 = s_axis_tdata[95];
+assign a_zero_3 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_5;
+assign a_nan_3 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_5);
+assign s_axis_tdata_is0_6 = s_axis_tdata[214:192] == 23'h0;
+assign b_sign_3 = s_axis_tdata[223];
+assign b_zero_3 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_6;
+assign b_nan_3 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_6);
+assign unordered_5 = a_nan_3 | b_nan_3;
 assign equal_5 = (a_zero_3 & b_zero_3) | (s_axis_tdata[95:64] == s_axis_tdata[223:192]);
 assign magnitude_less_3 = s_axis_tdata[94:64] < s_axis_tdata[222:192];
 assign magnitude_greater_3 = s_axis_tdata[222:192] < s_axis_tdata[94:64];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_5 = (a_sign_d1_7 ^ b_sign_d1_7) ? a_sign_d1_7 : (a_sign_d1_7 ? magnitude_greater_d1_3 : magnitude_less_d1_3);
+assign less_5 = (a_sign_d1_3 ^ b_sign_d1_3) ? a_sign_d1_3 : (a_sign_d1_3 ? magnitude_greater_d1_3 : magnitude_less_d1_3);
 assign unordered_d1_not_3 = ~unordered_d1_3;
 assign decided_3 = unordered_d1_not_3 & (~equal_d1_3);
 assign unordered_d1_cat_3 = {unordered_d1_3, (decided_3 & (~less_5)), (unordered_d1_not_3 & equal_d1_3), (decided_3 & less_5)};
@@ -2995,21 +1426,21 @@ assign unordered_6 = unordered_d1_cat_3[3];
 assign lo2 = unordered_6 ? 32'h7fc00000 : (less_6 ? s_axis_tdata_q_6 : (equal_6 ? (s_axis_tdata_q_6 | (s_axis_tdata_q_5 & 32'h80000000)) : s_axis_tdata_q_5));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_23 = s_axis_tdata[118:96] == 23'h0;
-assign a_sign_8 = s_axis_tdata[127];
-assign a_zero_4 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_23;
-assign a_nan_8 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_23);
-assign s_axis_tdata_is0_24 = s_axis_tdata[246:224] == 23'h0;
-assign b_sign_8 = s_axis_tdata[255];
-assign b_zero_4 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_24;
-assign b_nan_8 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_24);
-assign unordered_7 = a_nan_8 | b_nan_8;
+assign s_axis_tdata_is0_7 = s_axis_tdata[118:96] == 23'h0;
+assign a_sign_4 = s_axis_tdata[127];
+assign a_zero_4 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_7;
+assign a_nan_4 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_7);
+assign s_axis_tdata_is0_8 = s_axis_tdata[246:224] == 23'h0;
+assign b_sign_4 = s_axis_tdata[255];
+assign b_zero_4 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_8;
+assign b_nan_4 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_8);
+assign unordered_7 = a_nan_4 | b_nan_4;
 assign equal_7 = (a_zero_4 & b_zero_4) | (s_axis_tdata[127:96] == s_axis_tdata[255:224]);
 assign magnitude_less_4 = s_axis_tdata[126:96] < s_axis_tdata[254:224];
 assign magnitude_greater_4 = s_axis_tdata[254:224] < s_axis_tdata[126:96];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_7 = (a_sign_d1_8 ^ b_sign_d1_8) ? a_sign_d1_8 : (a_sign_d1_8 ? magnitude_greater_d1_4 : magnitude_less_d1_4);
+assign less_7 = (a_sign_d1_4 ^ b_sign_d1_4) ? a_sign_d1_4 : (a_sign_d1_4 ? magnitude_greater_d1_4 : magnitude_less_d1_4);
 assign unordered_d1_not_4 = ~unordered_d1_4;
 assign decided_4 = unordered_d1_not_4 & (~equal_d1_4);
 assign unordered_d1_cat_4 = {unordered_d1_4, (decided_4 & (~less_7)), (unordered_d1_not_4 & equal_d1_4), (decided_4 & less_7)};
@@ -3019,21 +1450,21 @@ assign unordered_8 = unordered_d1_cat_4[3];
 assign lo3 = unordered_8 ? 32'h7fc00000 : (less_8 ? s_axis_tdata_q_8 : (equal_8 ? (s_axis_tdata_q_8 | (s_axis_tdata_q_7 & 32'h80000000)) : s_axis_tdata_q_7));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_25 = s_axis_tdata[22:0] == 23'h0;
-assign a_sign_9 = s_axis_tdata[31];
-assign a_zero_5 = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0_25;
-assign a_nan_9 = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0_25);
-assign s_axis_tdata_is0_26 = s_axis_tdata[150:128] == 23'h0;
-assign b_sign_9 = s_axis_tdata[159];
-assign b_zero_5 = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_26;
-assign b_nan_9 = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_26);
-assign unordered_9 = a_nan_9 | b_nan_9;
+assign s_axis_tdata_is0_9 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign_5 = s_axis_tdata[31];
+assign a_zero_5 = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0_9;
+assign a_nan_5 = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0_9);
+assign s_axis_tdata_is0_10 = s_axis_tdata[150:128] == 23'h0;
+assign b_sign_5 = s_axis_tdata[159];
+assign b_zero_5 = (s_axis_tdata[158:151] == 8'h0) & s_axis_tdata_is0_10;
+assign b_nan_5 = (s_axis_tdata[158:151] == 8'hff) & (~s_axis_tdata_is0_10);
+assign unordered_9 = a_nan_5 | b_nan_5;
 assign equal_9 = (a_zero_5 & b_zero_5) | (s_axis_tdata[31:0] == s_axis_tdata[159:128]);
 assign magnitude_less_5 = s_axis_tdata[30:0] < s_axis_tdata[158:128];
 assign magnitude_greater_5 = s_axis_tdata[158:128] < s_axis_tdata[30:0];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_9 = (a_sign_d1_9 ^ b_sign_d1_9) ? a_sign_d1_9 : (a_sign_d1_9 ? magnitude_greater_d1_5 : magnitude_less_d1_5);
+assign less_9 = (a_sign_d1_5 ^ b_sign_d1_5) ? a_sign_d1_5 : (a_sign_d1_5 ? magnitude_greater_d1_5 : magnitude_less_d1_5);
 assign unordered_d1_not_5 = ~unordered_d1_5;
 assign decided_5 = unordered_d1_not_5 & (~equal_d1_5);
 assign unordered_d1_cat_5 = {unordered_d1_5, (decided_5 & (~less_9)), (unordered_d1_not_5 & equal_d1_5), (decided_5 & less_9)};
@@ -3043,21 +1474,21 @@ assign unordered_10 = unordered_d1_cat_5[3];
 assign hi0 = unordered_10 ? 32'h7fc00000 : (less_10 ? s_axis_tdata_q : (equal_10 ? (s_axis_tdata_q_2 & (s_axis_tdata_q | 32'h7fffffff)) : s_axis_tdata_q_2));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_27 = s_axis_tdata[54:32] == 23'h0;
-assign a_sign_10 = s_axis_tdata[63];
-assign a_zero_6 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_27;
-assign a_nan_10 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_27);
-assign s_axis_tdata_is0_28 = s_axis_tdata[182:160] == 23'h0;
-assign b_sign_10 = s_axis_tdata[191];
-assign b_zero_6 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_28;
-assign b_nan_10 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_28);
-assign unordered_11 = a_nan_10 | b_nan_10;
+assign s_axis_tdata_is0_11 = s_axis_tdata[54:32] == 23'h0;
+assign a_sign_6 = s_axis_tdata[63];
+assign a_zero_6 = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_11;
+assign a_nan_6 = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_11);
+assign s_axis_tdata_is0_12 = s_axis_tdata[182:160] == 23'h0;
+assign b_sign_6 = s_axis_tdata[191];
+assign b_zero_6 = (s_axis_tdata[190:183] == 8'h0) & s_axis_tdata_is0_12;
+assign b_nan_6 = (s_axis_tdata[190:183] == 8'hff) & (~s_axis_tdata_is0_12);
+assign unordered_11 = a_nan_6 | b_nan_6;
 assign equal_11 = (a_zero_6 & b_zero_6) | (s_axis_tdata[63:32] == s_axis_tdata[191:160]);
 assign magnitude_less_6 = s_axis_tdata[62:32] < s_axis_tdata[190:160];
 assign magnitude_greater_6 = s_axis_tdata[190:160] < s_axis_tdata[62:32];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_11 = (a_sign_d1_10 ^ b_sign_d1_10) ? a_sign_d1_10 : (a_sign_d1_10 ? magnitude_greater_d1_6 : magnitude_less_d1_6);
+assign less_11 = (a_sign_d1_6 ^ b_sign_d1_6) ? a_sign_d1_6 : (a_sign_d1_6 ? magnitude_greater_d1_6 : magnitude_less_d1_6);
 assign unordered_d1_not_6 = ~unordered_d1_6;
 assign decided_6 = unordered_d1_not_6 & (~equal_d1_6);
 assign unordered_d1_cat_6 = {unordered_d1_6, (decided_6 & (~less_11)), (unordered_d1_not_6 & equal_d1_6), (decided_6 & less_11)};
@@ -3067,21 +1498,21 @@ assign unordered_12 = unordered_d1_cat_6[3];
 assign hi1 = unordered_12 ? 32'h7fc00000 : (less_12 ? s_axis_tdata_q_3 : (equal_12 ? (s_axis_tdata_q_4 & (s_axis_tdata_q_3 | 32'h7fffffff)) : s_axis_tdata_q_4));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_29 = s_axis_tdata[86:64] == 23'h0;
-assign a_sign_11 = s_axis_tdata[95];
-assign a_zero_7 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_29;
-assign a_nan_11 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_29);
-assign s_axis_tdata_is0_30 = s_axis_tdata[214:192] == 23'h0;
-assign b_sign_11 = s_axis_tdata[223];
-assign b_zero_7 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_30;
-assign b_nan_11 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_30);
-assign unordered_13 = a_nan_11 | b_nan_11;
+assign s_axis_tdata_is0_13 = s_axis_tdata[86:64] == 23'h0;
+assign a_sign_7 = s_axis_tdata[95];
+assign a_zero_7 = (s_axis_tdata[94:87] == 8'h0) & s_axis_tdata_is0_13;
+assign a_nan_7 = (s_axis_tdata[94:87] == 8'hff) & (~s_axis_tdata_is0_13);
+assign s_axis_tdata_is0_14 = s_axis_tdata[214:192] == 23'h0;
+assign b_sign_7 = s_axis_tdata[223];
+assign b_zero_7 = (s_axis_tdata[222:215] == 8'h0) & s_axis_tdata_is0_14;
+assign b_nan_7 = (s_axis_tdata[222:215] == 8'hff) & (~s_axis_tdata_is0_14);
+assign unordered_13 = a_nan_7 | b_nan_7;
 assign equal_13 = (a_zero_7 & b_zero_7) | (s_axis_tdata[95:64] == s_axis_tdata[223:192]);
 assign magnitude_less_7 = s_axis_tdata[94:64] < s_axis_tdata[222:192];
 assign magnitude_greater_7 = s_axis_tdata[222:192] < s_axis_tdata[94:64];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_13 = (a_sign_d1_11 ^ b_sign_d1_11) ? a_sign_d1_11 : (a_sign_d1_11 ? magnitude_greater_d1_7 : magnitude_less_d1_7);
+assign less_13 = (a_sign_d1_7 ^ b_sign_d1_7) ? a_sign_d1_7 : (a_sign_d1_7 ? magnitude_greater_d1_7 : magnitude_less_d1_7);
 assign unordered_d1_not_7 = ~unordered_d1_7;
 assign decided_7 = unordered_d1_not_7 & (~equal_d1_7);
 assign unordered_d1_cat_7 = {unordered_d1_7, (decided_7 & (~less_13)), (unordered_d1_not_7 & equal_d1_7), (decided_7 & less_13)};
@@ -3091,21 +1522,21 @@ assign unordered_14 = unordered_d1_cat_7[3];
 assign hi2 = unordered_14 ? 32'h7fc00000 : (less_14 ? s_axis_tdata_q_5 : (equal_14 ? (s_axis_tdata_q_6 & (s_axis_tdata_q_5 | 32'h7fffffff)) : s_axis_tdata_q_6));
 
 // ---- compare: classes and magnitudes ----
-assign s_axis_tdata_is0_31 = s_axis_tdata[118:96] == 23'h0;
-assign a_sign_12 = s_axis_tdata[127];
-assign a_zero_8 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_31;
-assign a_nan_12 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_31);
-assign s_axis_tdata_is0_32 = s_axis_tdata[246:224] == 23'h0;
-assign b_sign_12 = s_axis_tdata[255];
-assign b_zero_8 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_32;
-assign b_nan_12 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_32);
-assign unordered_15 = a_nan_12 | b_nan_12;
+assign s_axis_tdata_is0_15 = s_axis_tdata[118:96] == 23'h0;
+assign a_sign_8 = s_axis_tdata[127];
+assign a_zero_8 = (s_axis_tdata[126:119] == 8'h0) & s_axis_tdata_is0_15;
+assign a_nan_8 = (s_axis_tdata[126:119] == 8'hff) & (~s_axis_tdata_is0_15);
+assign s_axis_tdata_is0_16 = s_axis_tdata[246:224] == 23'h0;
+assign b_sign_8 = s_axis_tdata[255];
+assign b_zero_8 = (s_axis_tdata[254:247] == 8'h0) & s_axis_tdata_is0_16;
+assign b_nan_8 = (s_axis_tdata[254:247] == 8'hff) & (~s_axis_tdata_is0_16);
+assign unordered_15 = a_nan_8 | b_nan_8;
 assign equal_15 = (a_zero_8 & b_zero_8) | (s_axis_tdata[127:96] == s_axis_tdata[255:224]);
 assign magnitude_less_8 = s_axis_tdata[126:96] < s_axis_tdata[254:224];
 assign magnitude_greater_8 = s_axis_tdata[254:224] < s_axis_tdata[126:96];
 
 // ---- compare: one-hot result {unordered, greater, equal, less} ----
-assign less_15 = (a_sign_d1_12 ^ b_sign_d1_12) ? a_sign_d1_12 : (a_sign_d1_12 ? magnitude_greater_d1_8 : magnitude_less_d1_8);
+assign less_15 = (a_sign_d1_8 ^ b_sign_d1_8) ? a_sign_d1_8 : (a_sign_d1_8 ? magnitude_greater_d1_8 : magnitude_less_d1_8);
 assign unordered_d1_not_8 = ~unordered_d1_8;
 assign decided_8 = unordered_d1_not_8 & (~equal_d1_8);
 assign unordered_d1_cat_8 = {unordered_d1_8, (decided_8 & (~less_15)), (unordered_d1_not_8 & equal_d1_8), (decided_8 & less_15)};
@@ -3113,287 +1544,101 @@ assign less_16 = unordered_d1_cat_8[0];
 assign equal_16 = unordered_d1_cat_8[1];
 assign unordered_16 = unordered_d1_cat_8[3];
 assign hi3 = unordered_16 ? 32'h7fc00000 : (less_16 ? s_axis_tdata_q_7 : (equal_16 ? (s_axis_tdata_q_8 & (s_axis_tdata_q_7 | 32'h7fffffff)) : s_axis_tdata_q_8));
-assign p3_d6_cat = {p3_d6, p2_d6, p1_d6, p0_d6, hi3_d5, hi2_d5, hi1_d5, hi0_d5, lo3_d5, lo2_d5, lo1_d5, lo0_d5, s3, s2, s1,
-    s0};
 assign out_valid_or = (~out_valid) | m_axis_tready;
 
+// ---- v12_add (fp32_add_s6) ----
+butterfly_w128_fp32_add_s6 v12_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[31:0]),
+    .b(s_axis_tdata[159:128]),
+    .y(v12_add_y)
+);
+
+// ---- v13_add (fp32_add_s6) ----
+butterfly_w128_fp32_add_s6 v13_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[63:32]),
+    .b(s_axis_tdata[191:160]),
+    .y(v13_add_y)
+);
+
+// ---- v14_add (fp32_add_s6) ----
+butterfly_w128_fp32_add_s6 v14_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[95:64]),
+    .b(s_axis_tdata[223:192]),
+    .y(v14_add_y)
+);
+
+// ---- v15_add (fp32_add_s6) ----
+butterfly_w128_fp32_add_s6 v15_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[127:96]),
+    .b(s_axis_tdata[255:224]),
+    .y(v15_add_y)
+);
+
 always @(posedge clk) begin
-    if (out_valid_or) swap_d1 <= swap;
-    if (out_valid_or) b_sign_d1 <= b_sign;
     if (out_valid_or) a_sign_d1 <= a_sign;
-    if (out_valid_or) b_exp_d1 <= b_exp;
-    if (out_valid_or) a_exp_d1 <= a_exp;
-    if (out_valid_or) b_sig_d1 <= b_sig;
-    if (out_valid_or) a_sig_d1 <= a_sig;
-    if (out_valid_or) opposite_d1 <= opposite;
-    if (out_valid_or) opposite_d2 <= opposite_d1;
-    if (out_valid_or) big_padded_d1 <= big_padded;
-    if (out_valid_or) aligned_d1 <= aligned;
-    if (out_valid_or) sum_d1 <= sum;
-    if (out_valid_or) big_exp_d1 <= big_exp;
-    if (out_valid_or) big_exp_d2 <= big_exp_d1;
-    if (out_valid_or) left_d1 <= left;
-    if (out_valid_or) sum_d2 <= sum_d1;
-    if (out_valid_or) field_base_d1 <= field_base;
-    if (out_valid_or) field_base_d2 <= field_base_d1;
-    if (out_valid_or) field_base_d3 <= field_base_d2;
-    if (out_valid_or) normalized_d1 <= normalized;
-    if (out_valid_or) field_d1 <= field;
-    if (out_valid_or) increment_d1 <= increment;
-    if (out_valid_or) packed_d1 <= packed_2;
-    if (out_valid_or) overflow_before_d1 <= overflow_before;
-    if (out_valid_or) inf_d1 <= inf;
-    if (out_valid_or) inf_d2 <= inf_d1;
-    if (out_valid_or) inf_d3 <= inf_d2;
-    if (out_valid_or) inf_d4 <= inf_d3;
-    if (out_valid_or) inf_d5 <= inf_d4;
-    if (out_valid_or) inf_d6 <= inf_d5;
-    if (out_valid_or) inf_sign_d1 <= inf_sign;
-    if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
-    if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
-    if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
-    if (out_valid_or) inf_sign_d5 <= inf_sign_d4;
-    if (out_valid_or) inf_sign_d6 <= inf_sign_d5;
-    if (out_valid_or) big_sign_d1 <= big_sign;
-    if (out_valid_or) big_sign_d2 <= big_sign_d1;
-    if (out_valid_or) big_sign_d3 <= big_sign_d2;
-    if (out_valid_or) big_sign_d4 <= big_sign_d3;
-    if (out_valid_or) big_sign_d5 <= big_sign_d4;
-    if (out_valid_or) zero_sign_d1 <= zero_sign;
-    if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
-    if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
-    if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
-    if (out_valid_or) zero_sign_d5 <= zero_sign_d4;
-    if (out_valid_or) zero_sign_d6 <= zero_sign_d5;
-    if (out_valid_or) exact_zero_d1 <= exact_zero;
-    if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
-    if (out_valid_or) exact_zero_d3 <= exact_zero_d2;
-    if (out_valid_or) nan_d1 <= nan;
-    if (out_valid_or) nan_d2 <= nan_d1;
-    if (out_valid_or) nan_d3 <= nan_d2;
-    if (out_valid_or) nan_d4 <= nan_d3;
-    if (out_valid_or) nan_d5 <= nan_d4;
-    if (out_valid_or) nan_d6 <= nan_d5;
-    if (out_valid_or) swap_d1_2 <= swap_2;
-    if (out_valid_or) b_sign_d1_2 <= b_sign_2;
-    if (out_valid_or) a_sign_d1_2 <= a_sign_2;
-    if (out_valid_or) b_exp_d1_2 <= b_exp_2;
-    if (out_valid_or) a_exp_d1_2 <= a_exp_2;
-    if (out_valid_or) b_sig_d1_2 <= b_sig_2;
-    if (out_valid_or) a_sig_d1_2 <= a_sig_2;
-    if (out_valid_or) opposite_d1_2 <= opposite_2;
-    if (out_valid_or) opposite_d2_2 <= opposite_d1_2;
-    if (out_valid_or) big_padded_d1_2 <= big_padded_2;
-    if (out_valid_or) aligned_d1_2 <= aligned_2;
-    if (out_valid_or) sum_d1_2 <= sum_2;
-    if (out_valid_or) big_exp_d1_2 <= big_exp_2;
-    if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
-    if (out_valid_or) left_d1_2 <= left_2;
-    if (out_valid_or) sum_d2_2 <= sum_d1_2;
-    if (out_valid_or) field_base_d1_2 <= field_base_2;
-    if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
-    if (out_valid_or) field_base_d3_2 <= field_base_d2_2;
-    if (out_valid_or) normalized_d1_2 <= normalized_2;
-    if (out_valid_or) field_d1_2 <= field_2;
-    if (out_valid_or) increment_d1_2 <= increment_2;
-    if (out_valid_or) packed_d1_2 <= packed_3;
-    if (out_valid_or) overflow_before_d1_2 <= overflow_before_2;
-    if (out_valid_or) inf_d1_2 <= inf_2;
-    if (out_valid_or) inf_d2_2 <= inf_d1_2;
-    if (out_valid_or) inf_d3_2 <= inf_d2_2;
-    if (out_valid_or) inf_d4_2 <= inf_d3_2;
-    if (out_valid_or) inf_d5_2 <= inf_d4_2;
-    if (out_valid_or) inf_d6_2 <= inf_d5_2;
-    if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
-    if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
-    if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
-    if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
-    if (out_valid_or) inf_sign_d5_2 <= inf_sign_d4_2;
-    if (out_valid_or) inf_sign_d6_2 <= inf_sign_d5_2;
-    if (out_valid_or) big_sign_d1_2 <= big_sign_2;
-    if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
-    if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
-    if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
-    if (out_valid_or) big_sign_d5_2 <= big_sign_d4_2;
-    if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
-    if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
-    if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
-    if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
-    if (out_valid_or) zero_sign_d5_2 <= zero_sign_d4_2;
-    if (out_valid_or) zero_sign_d6_2 <= zero_sign_d5_2;
-    if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
-    if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
-    if (out_valid_or) exact_zero_d3_2 <= exact_zero_d2_2;
-    if (out_valid_or) nan_d1_2 <= nan_2;
-    if (out_valid_or) nan_d2_2 <= nan_d1_2;
-    if (out_valid_or) nan_d3_2 <= nan_d2_2;
-    if (out_valid_or) nan_d4_2 <= nan_d3_2;
-    if (out_valid_or) nan_d5_2 <= nan_d4_2;
-    if (out_valid_or) nan_d6_2 <= nan_d5_2;
-    if (out_valid_or) swap_d1_3 <= swap_3;
-    if (out_valid_or) b_sign_d1_3 <= b_sign_3;
-    if (out_valid_or) a_sign_d1_3 <= a_sign_3;
-    if (out_valid_or) b_exp_d1_3 <= b_exp_3;
-    if (out_valid_or) a_exp_d1_3 <= a_exp_3;
-    if (out_valid_or) b_sig_d1_3 <= b_sig_3;
-    if (out_valid_or) a_sig_d1_3 <= a_sig_3;
-    if (out_valid_or) opposite_d1_3 <= opposite_3;
-    if (out_valid_or) opposite_d2_3 <= opposite_d1_3;
-    if (out_valid_or) big_padded_d1_3 <= big_padded_3;
-    if (out_valid_or) aligned_d1_3 <= aligned_3;
-    if (out_valid_or) sum_d1_3 <= sum_3;
-    if (out_valid_or) big_exp_d1_3 <= big_exp_3;
-    if (out_valid_or) big_exp_d2_3 <= big_exp_d1_3;
-    if (out_valid_or) left_d1_3 <= left_3;
-    if (out_valid_or) sum_d2_3 <= sum_d1_3;
-    if (out_valid_or) field_base_d1_3 <= field_base_3;
-    if (out_valid_or) field_base_d2_3 <= field_base_d1_3;
-    if (out_valid_or) field_base_d3_3 <= field_base_d2_3;
-    if (out_valid_or) normalized_d1_3 <= normalized_3;
-    if (out_valid_or) field_d1_3 <= field_3;
-    if (out_valid_or) increment_d1_3 <= increment_3;
-    if (out_valid_or) packed_d1_3 <= packed_4;
-    if (out_valid_or) overflow_before_d1_3 <= overflow_before_3;
-    if (out_valid_or) inf_d1_3 <= inf_3;
-    if (out_valid_or) inf_d2_3 <= inf_d1_3;
-    if (out_valid_or) inf_d3_3 <= inf_d2_3;
-    if (out_valid_or) inf_d4_3 <= inf_d3_3;
-    if (out_valid_or) inf_d5_3 <= inf_d4_3;
-    if (out_valid_or) inf_d6_3 <= inf_d5_3;
-    if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
-    if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
-    if (out_valid_or) inf_sign_d3_3 <= inf_sign_d2_3;
-    if (out_valid_or) inf_sign_d4_3 <= inf_sign_d3_3;
-    if (out_valid_or) inf_sign_d5_3 <= inf_sign_d4_3;
-    if (out_valid_or) inf_sign_d6_3 <= inf_sign_d5_3;
-    if (out_valid_or) big_sign_d1_3 <= big_sign_3;
-    if (out_valid_or) big_sign_d2_3 <= big_sign_d1_3;
-    if (out_valid_or) big_sign_d3_3 <= big_sign_d2_3;
-    if (out_valid_or) big_sign_d4_3 <= big_sign_d3_3;
-    if (out_valid_or) big_sign_d5_3 <= big_sign_d4_3;
-    if (out_valid_or) zero_sign_d1_3 <= zero_sign_3;
-    if (out_valid_or) zero_sign_d2_3 <= zero_sign_d1_3;
-    if (out_valid_or) zero_sign_d3_3 <= zero_sign_d2_3;
-    if (out_valid_or) zero_sign_d4_3 <= zero_sign_d3_3;
-    if (out_valid_or) zero_sign_d5_3 <= zero_sign_d4_3;
-    if (out_valid_or) zero_sign_d6_3 <= zero_sign_d5_3;
-    if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
-    if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
-    if (out_valid_or) exact_zero_d3_3 <= exact_zero_d2_3;
-    if (out_valid_or) nan_d1_3 <= nan_3;
-    if (out_valid_or) nan_d2_3 <= nan_d1_3;
-    if (out_valid_or) nan_d3_3 <= nan_d2_3;
-    if (out_valid_or) nan_d4_3 <= nan_d3_3;
-    if (out_valid_or) nan_d5_3 <= nan_d4_3;
-    if (out_valid_or) nan_d6_3 <= nan_d5_3;
-    if (out_valid_or) swap_d1_4 <= swap_4;
-    if (out_valid_or) b_sign_d1_4 <= b_sign_4;
-    if (out_valid_or) a_sign_d1_4 <= a_sign_4;
-    if (out_valid_or) b_exp_d1_4 <= b_exp_4;
-    if (out_valid_or) a_exp_d1_4 <= a_exp_4;
-    if (out_valid_or) b_sig_d1_4 <= b_sig_4;
-    if (out_valid_or) a_sig_d1_4 <= a_sig_4;
-    if (out_valid_or) opposite_d1_4 <= opposite_4;
-    if (out_valid_or) opposite_d2_4 <= opposite_d1_4;
-    if (out_valid_or) big_padded_d1_4 <= big_padded_4;
-    if (out_valid_or) aligned_d1_4 <= aligned_4;
-    if (out_valid_or) sum_d1_4 <= sum_4;
-    if (out_valid_or) big_exp_d1_4 <= big_exp_4;
-    if (out_valid_or) big_exp_d2_4 <= big_exp_d1_4;
-    if (out_valid_or) left_d1_4 <= left_4;
-    if (out_valid_or) sum_d2_4 <= sum_d1_4;
-    if (out_valid_or) field_base_d1_4 <= field_base_4;
-    if (out_valid_or) field_base_d2_4 <= field_base_d1_4;
-    if (out_valid_or) field_base_d3_4 <= field_base_d2_4;
-    if (out_valid_or) normalized_d1_4 <= normalized_4;
-    if (out_valid_or) field_d1_4 <= field_4;
-    if (out_valid_or) increment_d1_4 <= increment_4;
-    if (out_valid_or) packed_d1_4 <= packed_5;
-    if (out_valid_or) overflow_before_d1_4 <= overflow_before_4;
-    if (out_valid_or) inf_d1_4 <= inf_4;
-    if (out_valid_or) inf_d2_4 <= inf_d1_4;
-    if (out_valid_or) inf_d3_4 <= inf_d2_4;
-    if (out_valid_or) inf_d4_4 <= inf_d3_4;
-    if (out_valid_or) inf_d5_4 <= inf_d4_4;
-    if (out_valid_or) inf_d6_4 <= inf_d5_4;
-    if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
-    if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
-    if (out_valid_or) inf_sign_d3_4 <= inf_sign_d2_4;
-    if (out_valid_or) inf_sign_d4_4 <= inf_sign_d3_4;
-    if (out_valid_or) inf_sign_d5_4 <= inf_sign_d4_4;
-    if (out_valid_or) inf_sign_d6_4 <= inf_sign_d5_4;
-    if (out_valid_or) big_sign_d1_4 <= big_sign_4;
-    if (out_valid_or) big_sign_d2_4 <= big_sign_d1_4;
-    if (out_valid_or) big_sign_d3_4 <= big_sign_d2_4;
-    if (out_valid_or) big_sign_d4_4 <= big_sign_d3_4;
-    if (out_valid_or) big_sign_d5_4 <= big_sign_d4_4;
-    if (out_valid_or) zero_sign_d1_4 <= zero_sign_4;
-    if (out_valid_or) zero_sign_d2_4 <= zero_sign_d1_4;
-    if (out_valid_or) zero_sign_d3_4 <= zero_sign_d2_4;
-    if (out_valid_or) zero_sign_d4_4 <= zero_sign_d3_4;
-    if (out_valid_or) zero_sign_d5_4 <= zero_sign_d4_4;
-    if (out_valid_or) zero_sign_d6_4 <= zero_sign_d5_4;
-    if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
-    if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
-    if (out_valid_or) exact_zero_d3_4 <= exact_zero_d2_4;
-    if (out_valid_or) nan_d1_4 <= nan_4;
-    if (out_valid_or) nan_d2_4 <= nan_d1_4;
-    if (out_valid_or) nan_d3_4 <= nan_d2_4;
-    if (out_valid_or) nan_d4_4 <= nan_d3_4;
-    if (out_valid_or) nan_d5_4 <= nan_d4_4;
-    if (out_valid_or) nan_d6_4 <= nan_d5_4;
-    if (out_valid_or) a_sign_d1_5 <= a_sign_5;
-    if (out_valid_or) b_sign_d1_5 <= b_sign_5;
+    if (out_valid_or) b_sign_d1 <= b_sign;
     if (out_valid_or) magnitude_greater_d1 <= magnitude_greater;
     if (out_valid_or) magnitude_less_d1 <= magnitude_less;
     if (out_valid_or) unordered_d1 <= unordered;
     if (out_valid_or) equal_d1 <= equal;
     if (out_valid_or) s_axis_tdata_q <= s_axis_tdata[159:128];
     if (out_valid_or) s_axis_tdata_q_2 <= s_axis_tdata[31:0];
-    if (out_valid_or) a_sign_d1_6 <= a_sign_6;
-    if (out_valid_or) b_sign_d1_6 <= b_sign_6;
+    if (out_valid_or) a_sign_d1_2 <= a_sign_2;
+    if (out_valid_or) b_sign_d1_2 <= b_sign_2;
     if (out_valid_or) magnitude_greater_d1_2 <= magnitude_greater_2;
     if (out_valid_or) magnitude_less_d1_2 <= magnitude_less_2;
     if (out_valid_or) unordered_d1_2 <= unordered_3;
     if (out_valid_or) equal_d1_2 <= equal_3;
     if (out_valid_or) s_axis_tdata_q_3 <= s_axis_tdata[191:160];
     if (out_valid_or) s_axis_tdata_q_4 <= s_axis_tdata[63:32];
-    if (out_valid_or) a_sign_d1_7 <= a_sign_7;
-    if (out_valid_or) b_sign_d1_7 <= b_sign_7;
+    if (out_valid_or) a_sign_d1_3 <= a_sign_3;
+    if (out_valid_or) b_sign_d1_3 <= b_sign_3;
     if (out_valid_or) magnitude_greater_d1_3 <= magnitude_greater_3;
     if (out_valid_or) magnitude_less_d1_3 <= magnitude_less_3;
     if (out_valid_or) unordered_d1_3 <= unordered_5;
     if (out_valid_or) equal_d1_3 <= equal_5;
     if (out_valid_or) s_axis_tdata_q_5 <= s_axis_tdata[223:192];
     if (out_valid_or) s_axis_tdata_q_6 <= s_axis_tdata[95:64];
-    if (out_valid_or) a_sign_d1_8 <= a_sign_8;
-    if (out_valid_or) b_sign_d1_8 <= b_sign_8;
+    if (out_valid_or) a_sign_d1_4 <= a_sign_4;
+    if (out_valid_or) b_sign_d1_4 <= b_sign_4;
     if (out_valid_or) magnitude_greater_d1_4 <= magnitude_greater_4;
     if (out_valid_or) magnitude_less_d1_4 <= magnitude_less_4;
     if (out_valid_or) unordered_d1_4 <= unordered_7;
     if (out_valid_or) equal_d1_4 <= equal_7;
     if (out_valid_or) s_axis_tdata_q_7 <= s_axis_tdata[255:224];
     if (out_valid_or) s_axis_tdata_q_8 <= s_axis_tdata[127:96];
-    if (out_valid_or) a_sign_d1_9 <= a_sign_9;
-    if (out_valid_or) b_sign_d1_9 <= b_sign_9;
+    if (out_valid_or) a_sign_d1_5 <= a_sign_5;
+    if (out_valid_or) b_sign_d1_5 <= b_sign_5;
     if (out_valid_or) magnitude_greater_d1_5 <= magnitude_greater_5;
     if (out_valid_or) magnitude_less_d1_5 <= magnitude_less_5;
     if (out_valid_or) unordered_d1_5 <= unordered_9;
     if (out_valid_or) equal_d1_5 <= equal_9;
-    if (out_valid_or) a_sign_d1_10 <= a_sign_10;
-    if (out_valid_or) b_sign_d1_10 <= b_sign_10;
+    if (out_valid_or) a_sign_d1_6 <= a_sign_6;
+    if (out_valid_or) b_sign_d1_6 <= b_sign_6;
     if (out_valid_or) magnitude_greater_d1_6 <= magnitude_greater_6;
     if (out_valid_or) magnitude_less_d1_6 <= magnitude_less_6;
     if (out_valid_or) unordered_d1_6 <= unordered_11;
     if (out_valid_or) equal_d1_6 <= equal_11;
-    if (out_valid_or) a_sign_d1_11 <= a_sign_11;
-    if (out_valid_or) b_sign_d1_11 <= b_sign_11;
+    if (out_valid_or) a_sign_d1_7 <= a_sign_7;
+    if (out_valid_or) b_sign_d1_7 <= b_sign_7;
     if (out_valid_or) magnitude_greater_d1_7 <= magnitude_greater_7;
     if (out_valid_or) magnitude_less_d1_7 <= magnitude_less_7;
     if (out_valid_or) unordered_d1_7 <= unordered_13;
     if (out_valid_or) equal_d1_7 <= equal_13;
-    if (out_valid_or) a_sign_d1_12 <= a_sign_12;
-    if (out_valid_or) b_sign_d1_12 <= b_sign_12;
+    if (out_valid_or) a_sign_d1_8 <= a_sign_8;
+    if (out_valid_or) b_sign_d1_8 <= b_sign_8;
     if (out_valid_or) magnitude_greater_d1_8 <= magnitude_greater_8;
     if (out_valid_or) magnitude_less_d1_8 <= magnitude_less_8;
     if (out_valid_or) unordered_d1_8 <= unordered_15;
@@ -3476,7 +1721,8 @@ always @(posedge clk) begin
     if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
 end
 
-assign m_axis_tdata = p3_d6_cat;
+assign m_axis_tdata = {p3_d6, p2_d6, p1_d6, p0_d6, hi3_d5, hi2_d5, hi1_d5, hi0_d5, lo3_d5, lo2_d5, lo1_d5, lo0_d5, v15_add_y,
+    v14_add_y, v13_add_y, v12_add_y};
 assign m_axis_tvalid = out_valid;
 assign m_axis_tlast = s_axis_tlast_q_6;
 assign s_axis_tready = out_valid_or;

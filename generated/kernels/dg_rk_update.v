@@ -33,19 +33,191 @@ module dg_rk_update(
     output wire m_axis_tvalid;
 
 // verilator lint_off UNUSEDSIGNAL
+reg [31:0] s_axis_tdata_q;
+reg [31:0] s_axis_tdata_q_2;
+reg [31:0] s_axis_tdata_q_3;
+reg [31:0] s_axis_tdata_q_4;
+reg [31:0] s_axis_tdata_q_5;
+reg [31:0] s_axis_tdata_q_6;
+reg [31:0] s_axis_tdata_q_7;
+reg [31:0] s_axis_tdata_q_8;
+reg [31:0] s_axis_tdata_q_9;
+reg [31:0] s_axis_tdata_q_10;
+reg [31:0] s_axis_tdata_q_11;
+reg [31:0] s_axis_tdata_q_12;
+reg [31:0] s_axis_tdata_q_13;
+reg [31:0] s_axis_tdata_q_14;
+reg [31:0] q;
+reg [31:0] q_2;
+reg [31:0] q_3;
+reg [31:0] res_new_d1;
+reg [31:0] res_new_d2;
+reg [31:0] res_new_d3;
+reg [31:0] res_new_d4;
+reg [31:0] res_new_d5;
+reg [31:0] res_new_d6;
+reg [31:0] res_new_d7;
+reg s_axis_tvalid_q;
+reg s_axis_tvalid_q_2;
+reg s_axis_tvalid_q_3;
+reg s_axis_tvalid_q_4;
+reg s_axis_tvalid_q_5;
+reg s_axis_tvalid_q_6;
+reg s_axis_tvalid_q_7;
+reg s_axis_tvalid_q_8;
+reg for_out_valid_q;
+reg for_out_valid_q_2;
+reg for_out_valid_q_3;
+reg for_out_valid_q_4;
+reg for_out_valid_q_5;
+reg out_valid;
+wire out_valid_or;
+wire [31:0] v6_mul_y;
+wire [31:0] v7_mul_y;
+wire [31:0] res_new_add_y;
+wire [31:0] v9_mul_y;
+wire [31:0] q_new_add_y;
+// verilator lint_on UNUSEDSIGNAL
+assign out_valid_or = (~out_valid) | m_axis_tready;
+
+// ---- v6_mul (fp32_mul_s3) ----
+dg_rk_update_fp32_mul_s3 v6_mul (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[127:96]),
+    .b(s_axis_tdata[63:32]),
+    .y(v6_mul_y)
+);
+
+// ---- v7_mul (fp32_mul_s3) ----
+dg_rk_update_fp32_mul_s3 v7_mul (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[191:160]),
+    .b(s_axis_tdata[95:64]),
+    .y(v7_mul_y)
+);
+
+// ---- res_new_add (fp32_add_s4) ----
+dg_rk_update_fp32_add_s4 res_new_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(v6_mul_y),
+    .b(v7_mul_y),
+    .y(res_new_add_y)
+);
+
+// ---- v9_mul (fp32_mul_s3) ----
+dg_rk_update_fp32_mul_s3 v9_mul (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata_q_7),
+    .b(res_new_add_y),
+    .y(v9_mul_y)
+);
+
+// ---- q_new_add (fp32_add_s4) ----
+dg_rk_update_fp32_add_s4 q_new_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(q_3),
+    .b(v9_mul_y),
+    .y(q_new_add_y)
+);
+
+always @(posedge clk) begin
+    if (out_valid_or) s_axis_tdata_q <= s_axis_tdata[159:128];
+    if (out_valid_or) s_axis_tdata_q_2 <= s_axis_tdata_q;
+    if (out_valid_or) s_axis_tdata_q_3 <= s_axis_tdata_q_2;
+    if (out_valid_or) s_axis_tdata_q_4 <= s_axis_tdata_q_3;
+    if (out_valid_or) s_axis_tdata_q_5 <= s_axis_tdata_q_4;
+    if (out_valid_or) s_axis_tdata_q_6 <= s_axis_tdata_q_5;
+    if (out_valid_or) s_axis_tdata_q_7 <= s_axis_tdata_q_6;
+    if (out_valid_or) s_axis_tdata_q_8 <= s_axis_tdata[31:0];
+    if (out_valid_or) s_axis_tdata_q_9 <= s_axis_tdata_q_8;
+    if (out_valid_or) s_axis_tdata_q_10 <= s_axis_tdata_q_9;
+    if (out_valid_or) s_axis_tdata_q_11 <= s_axis_tdata_q_10;
+    if (out_valid_or) s_axis_tdata_q_12 <= s_axis_tdata_q_11;
+    if (out_valid_or) s_axis_tdata_q_13 <= s_axis_tdata_q_12;
+    if (out_valid_or) s_axis_tdata_q_14 <= s_axis_tdata_q_13;
+    if (out_valid_or) q <= s_axis_tdata_q_14;
+    if (out_valid_or) q_2 <= q;
+    if (out_valid_or) q_3 <= q_2;
+    if (out_valid_or) res_new_d1 <= res_new_add_y;
+    if (out_valid_or) res_new_d2 <= res_new_d1;
+    if (out_valid_or) res_new_d3 <= res_new_d2;
+    if (out_valid_or) res_new_d4 <= res_new_d3;
+    if (out_valid_or) res_new_d5 <= res_new_d4;
+    if (out_valid_or) res_new_d6 <= res_new_d5;
+    if (out_valid_or) res_new_d7 <= res_new_d6;
+    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
+    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
+    if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
+    if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
+    if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
+    if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
+    if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
+    if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
+    if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= s_axis_tvalid_q_8;
+    if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
+    if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
+    if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
+    if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_5;
+end
+
+assign m_axis_tdata = {res_new_d7, q_new_add_y};
+assign m_axis_tvalid = out_valid;
+assign s_axis_tready = out_valid_or;
+endmodule
+
+// Submodules of dg_rk_update, prefixed with its name so any set of weft files can be read together.
+// verilator lint_off DECLFILENAME
+
+module dg_rk_update_fp32_mul_s3(
+    clk,
+    rst,
+    ce,
+    a,
+    b,
+    y
+);
+    /*verilator no_inline_module*/
+    // clocks and resets
+    input wire clk;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire rst;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire ce;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] a;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] b;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire [31:0] y;
+
+// verilator lint_off UNUSEDSIGNAL
 // mul: operands, special cases, leading zeros of a subnormal significand
-wire s_axis_tdata_is0;
-wire s_axis_tdata_is255;
-wire s_axis_tdata_is0_2;
+wire a_is0;
+wire a_is255;
+wire a_is0_2;
 wire a_sign;
 wire a_zero;
 wire a_inf;
 wire a_nan;
 wire [23:0] a_sig;
 wire [7:0] a_exp;
-wire s_axis_tdata_is0_3;
-wire s_axis_tdata_is255_2;
-wire s_axis_tdata_is0_4;
+wire b_is0;
+wire b_is255;
+wire b_is0_2;
 wire b_sign;
 wire b_zero;
 wire b_inf;
@@ -183,844 +355,27 @@ reg increment_d1;
 reg [30:0] packed_d1;
 reg result_sign_d1;
 wire [31:0] result;
-// mul: operands, special cases, leading zeros of a subnormal significand
-wire s_axis_tdata_is0_5;
-wire s_axis_tdata_is255_3;
-wire s_axis_tdata_is0_6;
-wire a_sign_2;
-wire a_zero_2;
-wire a_inf_2;
-wire a_nan_2;
-wire [23:0] a_sig_2;
-wire [7:0] a_exp_2;
-wire s_axis_tdata_is0_7;
-wire s_axis_tdata_is255_4;
-wire s_axis_tdata_is0_8;
-wire b_sign_2;
-wire b_zero_2;
-wire b_inf_2;
-wire b_nan_2;
-wire [23:0] b_sig_2;
-wire [7:0] b_exp_2;
-wire sign_2;
-wire nan_2;
-wire inf_2;
-wire zero_2;
-wire [31:0] a_sig_cat_6;
-wire a_sig_is0_9;
-wire a_sig_is0_10;
-wire a_sig_is0_11;
-wire a_sig_is0_12;
-wire a_sig_is0_13;
-wire a_sig_is0_14;
-wire a_sig_is0_15;
-wire a_sig_is0_16;
-wire a_sig_and_8;
-wire [1:0] a_sig_sel_9;
-wire [1:0] a_sig_sel_10;
-wire a_sig_and_9;
-wire [1:0] a_sig_sel_11;
-wire [1:0] a_sig_sel_12;
-wire a_sig_and_10;
-wire [1:0] a_sig_sel_13;
-wire [1:0] a_sig_sel_14;
-wire a_sig_and_11;
-wire [1:0] a_sig_sel_15;
-wire [1:0] a_sig_sel_16;
-wire a_sig_and_12;
-wire a_sig_and_13;
-wire a_sig_and_14;
-wire [3:0] a_sig_cat_7;
-wire [3:0] a_sig_cat_8;
-wire [3:0] a_sig_cat_9;
-wire [3:0] a_sig_cat_10;
-wire [4:0] for_lz_sel_3;
-wire [31:0] b_sig_cat_6;
-wire b_sig_is0_9;
-wire b_sig_is0_10;
-wire b_sig_is0_11;
-wire b_sig_is0_12;
-wire b_sig_is0_13;
-wire b_sig_is0_14;
-wire b_sig_is0_15;
-wire b_sig_is0_16;
-wire b_sig_and_8;
-wire [1:0] b_sig_sel_9;
-wire [1:0] b_sig_sel_10;
-wire b_sig_and_9;
-wire [1:0] b_sig_sel_11;
-wire [1:0] b_sig_sel_12;
-wire b_sig_and_10;
-wire [1:0] b_sig_sel_13;
-wire [1:0] b_sig_sel_14;
-wire b_sig_and_11;
-wire [1:0] b_sig_sel_15;
-wire [1:0] b_sig_sel_16;
-wire b_sig_and_12;
-wire b_sig_and_13;
-wire b_sig_and_14;
-wire [3:0] b_sig_cat_7;
-wire [3:0] b_sig_cat_8;
-wire [3:0] b_sig_cat_9;
-wire [3:0] b_sig_cat_10;
-wire [4:0] for_lz_sel_4;
-wire [4:0] lz_2;
-wire [7:0] b_exp_xor_2;
-wire [9:0] fine_2;
-// mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
-reg [23:0] a_sig_d1_2;
-reg [23:0] b_sig_d1_2;
-wire [47:0] product_2;
-reg [4:0] lz_d1_2;
-reg [9:0] fine_d1_2;
-wire [9:0] e0_minus_1_2;
-wire normal_2;
-wire coarse_2;
-wire far_2;
-wire [9:0] fine_d1_sel_2;
-wire [4:0] t_2;
-wire over_low_2;
-wire over_high_2;
-reg nan_d1_2;
-reg inf_d1_2;
-reg zero_d1_2;
-wire forced_early_2;
-wire [23:0] t_cat_3;
-wire [3:0] t_cat_4;
-wire [27:0] t_prod_2;
-wire [23:0] scale_2;
-// mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
-reg [47:0] product_d1_2;
-reg [23:0] scale_d1_2;
-wire [40:0] product_d1_prod_2;
-wire [41:0] product_d1_plus_2;
-wire [72:0] product_d1_cat_2;
-wire [71:0] shifted_2;
-// mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases
-reg normal_d1_2;
-reg coarse_d1_2;
-wire far_window_2;
-wire mid_window_2;
-wire [24:0] window_2;
-wire sticky_2;
-reg over_high_d1_2;
-reg over_low_d1_2;
-wire overflow_2;
-reg forced_early_d1_2;
-wire forced_2;
-reg nan_d2_2;
-reg zero_d2_2;
-reg inf_d2_2;
-wire saturate_2;
-wire normal_field_2;
-wire [23:0] kept_2;
-wire guard_2;
-wire increment_2;
-reg [9:0] e0_minus_1_d1_2;
-wire [9:0] e0_minus_1_d1_sel_2;
-wire nan_d2_or_2;
-wire [22:0] nan_d2_cat_2;
-wire forced_not_2;
-wire [30:0] packed_3;
-reg sign_d1_2;
-reg sign_d2_2;
-wire result_sign_2;
-// mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
-reg normal_field_d1_2;
-reg shifted_q_2;
-wire [30:0] normal_field_d1_cat_2;
-reg increment_d1_2;
-reg [30:0] packed_d1_2;
-reg result_sign_d1_2;
-wire [31:0] result_2;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0;
-wire result_is255;
-wire result_is0_2;
-wire a_sign_3;
-wire a_inf_3;
-wire a_nan_3;
-wire [23:0] a_sig_3;
-wire [7:0] a_exp_3;
-wire result_is0_3;
-wire result_is255_2;
-wire result_is0_4;
-wire b_sign_3;
-wire b_inf_3;
-wire b_nan_3;
-wire [23:0] b_sig_3;
-wire [7:0] b_exp_3;
-wire opposite;
-wire nan_3;
-wire inf_3;
-wire inf_sign;
-wire zero_sign;
-wire swap;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-wire big_sign;
-wire [7:0] big_exp;
-wire [7:0] small_exp;
-wire [7:0] distance;
-wire [23:0] big_sig;
-wire [23:0] small_sig;
-wire [4:0] amount;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat;
-wire [5:0] amount_cat;
-wire small_sig_not;
-wire small_sig_not_2;
-wire small_sig_sel;
-wire [40:0] small_sig_cat_2;
-wire small_sig_not_3;
-wire small_sig_not_4;
-wire for_align_sticky_sel;
-wire small_sig_sel_2;
-wire small_sig_sel_3;
-wire small_sig_sel_4;
-wire small_sig_sel_5;
-wire small_sig_sel_6;
-wire small_sig_sel_7;
-wire small_sig_sel_8;
-wire small_sig_sel_9;
-wire small_sig_sel_10;
-wire small_sig_sel_11;
-wire small_sig_sel_12;
-wire small_sig_sel_13;
-wire small_sig_sel_14;
-wire small_sig_sel_15;
-wire small_sig_sel_16;
-wire small_sig_sel_17;
-wire small_sig_sel_18;
-wire small_sig_sel_19;
-wire small_sig_sel_20;
-wire small_sig_sel_21;
-wire small_sig_sel_22;
-wire small_sig_sel_23;
-wire small_sig_sel_24;
-wire small_sig_sel_25;
-wire small_sig_sel_26;
-wire small_sig_sel_27;
-wire small_sig_sel_28;
-wire small_sig_sel_29;
-wire small_sig_sel_30;
-wire [28:0] for_shifted_cat;
-wire for_align_sticky_not;
-wire for_align_sticky_not_2;
-wire for_align_sticky_sel_2;
-wire sel;
-wire sel_2;
-wire sel_3;
-wire sel_4;
-wire sel_5;
-wire sel_6;
-wire sel_7;
-wire sel_8;
-wire sel_9;
-wire sel_10;
-wire sel_11;
-wire sel_12;
-wire sel_13;
-wire sel_14;
-wire sel_15;
-wire sel_16;
-wire sel_17;
-wire sel_18;
-wire for_shifted_sel;
-wire for_shifted_sel_2;
-wire for_shifted_sel_3;
-wire for_shifted_sel_4;
-wire for_shifted_sel_5;
-wire for_shifted_sel_6;
-wire for_shifted_sel_7;
-wire for_shifted_sel_8;
-wire [25:0] shifted_3;
-wire [2:0] amount_cat_2;
-wire align_sticky;
-wire [27:0] big_padded;
-wire [27:0] aligned;
-wire [8:0] field_base;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1;
-reg [27:0] big_padded_d1;
-reg [27:0] aligned_d1;
-wire [28:0] big_padded_d1_plus;
-wire [27:0] sum;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1;
-wire exact_zero;
-wire [31:0] sum_d1_cat;
-wire sum_d1_is0;
-wire sum_d1_is0_2;
-wire sum_d1_is0_3;
-wire sum_d1_is0_4;
-wire sum_d1_is0_5;
-wire sum_d1_is0_6;
-wire sum_d1_is0_7;
-wire sum_d1_is0_8;
-wire sum_d1_and;
-wire [1:0] sum_d1_sel;
-wire [1:0] sum_d1_sel_2;
-wire sum_d1_and_2;
-wire [1:0] sum_d1_sel_3;
-wire [1:0] sum_d1_sel_4;
-wire sum_d1_and_3;
-wire [1:0] sum_d1_sel_5;
-wire [1:0] sum_d1_sel_6;
-wire sum_d1_and_4;
-wire [1:0] sum_d1_sel_7;
-wire [1:0] sum_d1_sel_8;
-wire sum_d1_and_5;
-wire sum_d1_and_6;
-wire sum_d1_and_7;
-wire [3:0] sum_d1_cat_2;
-wire [3:0] sum_d1_cat_3;
-wire [3:0] sum_d1_cat_4;
-wire [3:0] sum_d1_cat_5;
-wire [4:0] lz_3;
-reg [7:0] big_exp_d1;
-reg [7:0] big_exp_d2;
-wire [4:0] left;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1;
-wire [5:0] left_d1_cat;
-reg [27:0] sum_d2;
-wire [27:0] sum_d2_cat;
-wire sum_d2_sel;
-wire sum_d2_sel_2;
-wire sum_d2_sel_3;
-wire sum_d2_sel_4;
-wire sum_d2_sel_5;
-wire sum_d2_sel_6;
-wire sum_d2_sel_7;
-wire sum_d2_sel_8;
-wire sum_d2_sel_9;
-wire sum_d2_sel_10;
-wire sum_d2_sel_11;
-wire sum_d2_sel_12;
-wire sum_d2_sel_13;
-wire sum_d2_sel_14;
-wire sum_d2_sel_15;
-wire sum_d2_sel_16;
-wire sum_d2_sel_17;
-wire sum_d2_sel_18;
-wire sum_d2_sel_19;
-wire sum_d2_sel_20;
-wire [27:0] sum_d2_cat_2;
-wire sel_19;
-wire sel_20;
-wire sel_21;
-wire sel_22;
-wire sel_23;
-wire sel_24;
-wire sel_25;
-wire sel_26;
-wire sel_27;
-wire sel_28;
-wire sel_29;
-wire sel_30;
-wire sel_31;
-wire sel_32;
-wire sel_33;
-wire sel_34;
-wire sel_35;
-wire sel_36;
-wire sel_37;
-wire sel_38;
-wire for_normalized_sel;
-wire for_normalized_sel_2;
-wire for_normalized_sel_3;
-wire for_normalized_sel_4;
-wire for_normalized_sel_5;
-wire for_normalized_sel_6;
-wire [27:0] normalized;
-reg [8:0] field_base_d1;
-reg [8:0] field_base_d2;
-reg [8:0] field_base_d3;
-wire [8:0] field;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1;
-wire [22:0] kept_3;
-wire guard_3;
-wire sticky_3;
-wire increment_3;
-reg [8:0] field_d1;
-wire [31:0] packed_4;
-wire overflow_before;
-// add: rounding increment, overflow to infinity, special cases
-wire [31:0] rounded;
-wire overflow_3;
-reg inf_d1_3;
-reg inf_d2_3;
-reg inf_d3;
-reg inf_d4;
-reg inf_sign_d1;
-reg inf_sign_d2;
-reg inf_sign_d3;
-reg inf_sign_d4;
-reg big_sign_d1;
-reg big_sign_d2;
-reg big_sign_d3;
-reg big_sign_d4;
-reg zero_sign_d1;
-reg zero_sign_d2;
-reg zero_sign_d3;
-reg zero_sign_d4;
-reg exact_zero_d1;
-reg exact_zero_d2;
-reg nan_d1_3;
-reg nan_d2_3;
-reg nan_d3;
-reg nan_d4;
-wire [31:0] res_new;
-// mul: operands, special cases, leading zeros of a subnormal significand
-reg [31:0] s_axis_tdata_q;
-reg [31:0] s_axis_tdata_q_2;
-reg [31:0] s_axis_tdata_q_3;
-reg [31:0] s_axis_tdata_q_4;
-reg [31:0] s_axis_tdata_q_5;
-reg [31:0] s_axis_tdata_q_6;
-reg [31:0] s_axis_tdata_q_7;
-wire for_a_zero_is0;
-wire for_a_inf_is255;
-wire for_a_zero_is0_2;
-wire a_sign_4;
-wire a_zero_3;
-wire a_inf_4;
-wire a_nan_4;
-wire [23:0] a_sig_4;
-wire [7:0] a_exp_4;
-wire res_new_is0;
-wire res_new_is255;
-wire res_new_is0_2;
-wire b_sign_4;
-wire b_zero_3;
-wire b_inf_4;
-wire b_nan_4;
-wire [23:0] b_sig_4;
-wire [7:0] b_exp_4;
-wire sign_3;
-wire nan_4;
-wire inf_4;
-wire zero_3;
-wire [31:0] a_sig_cat_11;
-wire a_sig_is0_17;
-wire a_sig_is0_18;
-wire a_sig_is0_19;
-wire a_sig_is0_20;
-wire a_sig_is0_21;
-wire a_sig_is0_22;
-wire a_sig_is0_23;
-wire a_sig_is0_24;
-wire a_sig_and_15;
-wire [1:0] a_sig_sel_17;
-wire [1:0] a_sig_sel_18;
-wire a_sig_and_16;
-wire [1:0] a_sig_sel_19;
-wire [1:0] a_sig_sel_20;
-wire a_sig_and_17;
-wire [1:0] a_sig_sel_21;
-wire [1:0] a_sig_sel_22;
-wire a_sig_and_18;
-wire [1:0] a_sig_sel_23;
-wire [1:0] a_sig_sel_24;
-wire a_sig_and_19;
-wire a_sig_and_20;
-wire a_sig_and_21;
-wire [3:0] a_sig_cat_12;
-wire [3:0] a_sig_cat_13;
-wire [3:0] a_sig_cat_14;
-wire [3:0] a_sig_cat_15;
-wire [4:0] for_lz_sel_5;
-wire [31:0] b_sig_cat_11;
-wire b_sig_is0_17;
-wire b_sig_is0_18;
-wire b_sig_is0_19;
-wire b_sig_is0_20;
-wire b_sig_is0_21;
-wire b_sig_is0_22;
-wire b_sig_is0_23;
-wire b_sig_is0_24;
-wire b_sig_and_15;
-wire [1:0] b_sig_sel_17;
-wire [1:0] b_sig_sel_18;
-wire b_sig_and_16;
-wire [1:0] b_sig_sel_19;
-wire [1:0] b_sig_sel_20;
-wire b_sig_and_17;
-wire [1:0] b_sig_sel_21;
-wire [1:0] b_sig_sel_22;
-wire b_sig_and_18;
-wire [1:0] b_sig_sel_23;
-wire [1:0] b_sig_sel_24;
-wire b_sig_and_19;
-wire b_sig_and_20;
-wire b_sig_and_21;
-wire [3:0] b_sig_cat_12;
-wire [3:0] b_sig_cat_13;
-wire [3:0] b_sig_cat_14;
-wire [3:0] b_sig_cat_15;
-wire [4:0] for_lz_sel_6;
-wire [4:0] lz_4;
-wire [7:0] b_exp_xor_3;
-wire [9:0] fine_3;
-// mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
-reg [23:0] a_sig_d1_3;
-reg [23:0] b_sig_d1_3;
-wire [47:0] product_3;
-reg [4:0] lz_d1_3;
-reg [9:0] fine_d1_3;
-wire [9:0] e0_minus_1_3;
-wire normal_3;
-wire coarse_3;
-wire far_3;
-wire [9:0] fine_d1_sel_3;
-wire [4:0] t_3;
-wire over_low_3;
-wire over_high_3;
-reg nan_d1_4;
-reg inf_d1_4;
-reg zero_d1_3;
-wire forced_early_3;
-wire [23:0] t_cat_5;
-wire [3:0] t_cat_6;
-wire [27:0] t_prod_3;
-wire [23:0] scale_3;
-// mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
-reg [47:0] product_d1_3;
-reg [23:0] scale_d1_3;
-wire [40:0] product_d1_prod_3;
-wire [41:0] product_d1_plus_3;
-wire [72:0] product_d1_cat_3;
-wire [71:0] shifted_4;
-// mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases
-reg normal_d1_3;
-reg coarse_d1_3;
-wire far_window_3;
-wire mid_window_3;
-wire [24:0] window_3;
-wire sticky_4;
-reg over_high_d1_3;
-reg over_low_d1_3;
-wire overflow_4;
-reg forced_early_d1_3;
-wire forced_3;
-reg nan_d2_4;
-reg zero_d2_3;
-reg inf_d2_4;
-wire saturate_3;
-wire normal_field_3;
-wire [23:0] kept_4;
-wire guard_4;
-wire increment_4;
-reg [9:0] e0_minus_1_d1_3;
-wire [9:0] e0_minus_1_d1_sel_3;
-wire nan_d2_or_3;
-wire [22:0] nan_d2_cat_3;
-wire forced_not_3;
-wire [30:0] packed_5;
-reg sign_d1_3;
-reg sign_d2_3;
-wire result_sign_3;
-// mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
-reg normal_field_d1_3;
-reg shifted_q_3;
-wire [30:0] normal_field_d1_cat_3;
-reg increment_d1_3;
-reg [30:0] packed_d1_3;
-reg result_sign_d1_3;
-wire [31:0] result_3;
-// add: operands, special cases, order by magnitude, trailing zeros
-reg [31:0] s_axis_tdata_q_8;
-reg [31:0] s_axis_tdata_q_9;
-reg [31:0] s_axis_tdata_q_10;
-reg [31:0] s_axis_tdata_q_11;
-reg [31:0] s_axis_tdata_q_12;
-reg [31:0] s_axis_tdata_q_13;
-reg [31:0] s_axis_tdata_q_14;
-reg [31:0] for_a_sign_q;
-reg [31:0] for_a_sign_q_2;
-reg [31:0] for_a_sign_q_3;
-wire for_a_exp_is0;
-wire for_a_inf_is255_2;
-wire for_a_inf_is0;
-wire a_sign_5;
-wire a_inf_5;
-wire a_nan_5;
-wire [23:0] a_sig_5;
-wire [7:0] a_exp_5;
-wire result_is0_5;
-wire result_is255_3;
-wire result_is0_6;
-wire b_sign_5;
-wire b_inf_5;
-wire b_nan_5;
-wire [23:0] b_sig_5;
-wire [7:0] b_exp_5;
-wire opposite_2;
-wire nan_5;
-wire inf_5;
-wire inf_sign_2;
-wire zero_sign_2;
-wire swap_2;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-wire big_sign_2;
-wire [7:0] big_exp_2;
-wire [7:0] small_exp_2;
-wire [7:0] distance_2;
-wire [23:0] big_sig_2;
-wire [23:0] small_sig_2;
-wire [4:0] amount_2;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_3;
-wire [5:0] amount_cat_3;
-wire small_sig_not_5;
-wire small_sig_not_6;
-wire small_sig_sel_31;
-wire [40:0] small_sig_cat_4;
-wire small_sig_not_7;
-wire small_sig_not_8;
-wire for_align_sticky_sel_3;
-wire small_sig_sel_32;
-wire small_sig_sel_33;
-wire small_sig_sel_34;
-wire small_sig_sel_35;
-wire small_sig_sel_36;
-wire small_sig_sel_37;
-wire small_sig_sel_38;
-wire small_sig_sel_39;
-wire small_sig_sel_40;
-wire small_sig_sel_41;
-wire small_sig_sel_42;
-wire small_sig_sel_43;
-wire small_sig_sel_44;
-wire small_sig_sel_45;
-wire small_sig_sel_46;
-wire small_sig_sel_47;
-wire small_sig_sel_48;
-wire small_sig_sel_49;
-wire small_sig_sel_50;
-wire small_sig_sel_51;
-wire small_sig_sel_52;
-wire small_sig_sel_53;
-wire small_sig_sel_54;
-wire small_sig_sel_55;
-wire small_sig_sel_56;
-wire small_sig_sel_57;
-wire small_sig_sel_58;
-wire small_sig_sel_59;
-wire small_sig_sel_60;
-wire [28:0] for_shifted_cat_2;
-wire for_align_sticky_not_3;
-wire for_align_sticky_not_4;
-wire for_align_sticky_sel_4;
-wire sel_39;
-wire sel_40;
-wire sel_41;
-wire sel_42;
-wire sel_43;
-wire sel_44;
-wire sel_45;
-wire sel_46;
-wire sel_47;
-wire sel_48;
-wire sel_49;
-wire sel_50;
-wire sel_51;
-wire sel_52;
-wire sel_53;
-wire sel_54;
-wire sel_55;
-wire sel_56;
-wire for_shifted_sel_9;
-wire for_shifted_sel_10;
-wire for_shifted_sel_11;
-wire for_shifted_sel_12;
-wire for_shifted_sel_13;
-wire for_shifted_sel_14;
-wire for_shifted_sel_15;
-wire for_shifted_sel_16;
-wire [25:0] shifted_5;
-wire [2:0] amount_cat_4;
-wire align_sticky_2;
-wire [27:0] big_padded_2;
-wire [27:0] aligned_2;
-wire [8:0] field_base_2;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_2;
-reg [27:0] big_padded_d1_2;
-reg [27:0] aligned_d1_2;
-wire [28:0] big_padded_d1_plus_2;
-wire [27:0] sum_2;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_2;
-wire exact_zero_2;
-wire [31:0] sum_d1_cat_6;
-wire sum_d1_is0_9;
-wire sum_d1_is0_10;
-wire sum_d1_is0_11;
-wire sum_d1_is0_12;
-wire sum_d1_is0_13;
-wire sum_d1_is0_14;
-wire sum_d1_is0_15;
-wire sum_d1_is0_16;
-wire sum_d1_and_8;
-wire [1:0] sum_d1_sel_9;
-wire [1:0] sum_d1_sel_10;
-wire sum_d1_and_9;
-wire [1:0] sum_d1_sel_11;
-wire [1:0] sum_d1_sel_12;
-wire sum_d1_and_10;
-wire [1:0] sum_d1_sel_13;
-wire [1:0] sum_d1_sel_14;
-wire sum_d1_and_11;
-wire [1:0] sum_d1_sel_15;
-wire [1:0] sum_d1_sel_16;
-wire sum_d1_and_12;
-wire sum_d1_and_13;
-wire sum_d1_and_14;
-wire [3:0] sum_d1_cat_7;
-wire [3:0] sum_d1_cat_8;
-wire [3:0] sum_d1_cat_9;
-wire [3:0] sum_d1_cat_10;
-wire [4:0] lz_5;
-reg [7:0] big_exp_d1_2;
-reg [7:0] big_exp_d2_2;
-wire [4:0] left_2;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_2;
-wire [5:0] left_d1_cat_2;
-reg [27:0] sum_d2_2;
-wire [27:0] sum_d2_cat_3;
-wire sum_d2_sel_21;
-wire sum_d2_sel_22;
-wire sum_d2_sel_23;
-wire sum_d2_sel_24;
-wire sum_d2_sel_25;
-wire sum_d2_sel_26;
-wire sum_d2_sel_27;
-wire sum_d2_sel_28;
-wire sum_d2_sel_29;
-wire sum_d2_sel_30;
-wire sum_d2_sel_31;
-wire sum_d2_sel_32;
-wire sum_d2_sel_33;
-wire sum_d2_sel_34;
-wire sum_d2_sel_35;
-wire sum_d2_sel_36;
-wire sum_d2_sel_37;
-wire sum_d2_sel_38;
-wire sum_d2_sel_39;
-wire sum_d2_sel_40;
-wire [27:0] sum_d2_cat_4;
-wire sel_57;
-wire sel_58;
-wire sel_59;
-wire sel_60;
-wire sel_61;
-wire sel_62;
-wire sel_63;
-wire sel_64;
-wire sel_65;
-wire sel_66;
-wire sel_67;
-wire sel_68;
-wire sel_69;
-wire sel_70;
-wire sel_71;
-wire sel_72;
-wire sel_73;
-wire sel_74;
-wire sel_75;
-wire sel_76;
-wire for_normalized_sel_7;
-wire for_normalized_sel_8;
-wire for_normalized_sel_9;
-wire for_normalized_sel_10;
-wire for_normalized_sel_11;
-wire for_normalized_sel_12;
-wire [27:0] normalized_2;
-reg [8:0] field_base_d1_2;
-reg [8:0] field_base_d2_2;
-reg [8:0] field_base_d3_2;
-wire [8:0] field_2;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_2;
-wire [22:0] kept_5;
-wire guard_5;
-wire sticky_5;
-wire increment_5;
-reg [8:0] field_d1_2;
-wire [31:0] packed_6;
-wire overflow_before_2;
-// add: rounding increment, overflow to infinity, special cases
-wire [31:0] rounded_2;
-wire overflow_5;
-reg inf_d1_5;
-reg inf_d2_5;
-reg inf_d3_2;
-reg inf_d4_2;
-reg inf_sign_d1_2;
-reg inf_sign_d2_2;
-reg inf_sign_d3_2;
-reg inf_sign_d4_2;
-reg big_sign_d1_2;
-reg big_sign_d2_2;
-reg big_sign_d3_2;
-reg big_sign_d4_2;
-reg zero_sign_d1_2;
-reg zero_sign_d2_2;
-reg zero_sign_d3_2;
-reg zero_sign_d4_2;
-reg exact_zero_d1_2;
-reg exact_zero_d2_2;
-reg nan_d1_5;
-reg nan_d2_5;
-reg nan_d3_2;
-reg nan_d4_2;
-wire [31:0] q_new;
-reg [31:0] res_new_d1;
-reg [31:0] res_new_d2;
-reg [31:0] res_new_d3;
-reg [31:0] res_new_d4;
-reg [31:0] res_new_d5;
-reg [31:0] res_new_d6;
-reg [31:0] res_new_d7;
-reg s_axis_tvalid_q;
-reg s_axis_tvalid_q_2;
-reg s_axis_tvalid_q_3;
-reg s_axis_tvalid_q_4;
-reg s_axis_tvalid_q_5;
-reg s_axis_tvalid_q_6;
-reg s_axis_tvalid_q_7;
-reg s_axis_tvalid_q_8;
-reg for_out_valid_q;
-reg for_out_valid_q_2;
-reg for_out_valid_q_3;
-reg for_out_valid_q_4;
-reg for_out_valid_q_5;
-reg out_valid;
-wire out_valid_or;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-assign s_axis_tdata_is0 = s_axis_tdata[126:119] == 8'h0;
-assign s_axis_tdata_is255 = s_axis_tdata[126:119] == 8'hff;
-assign s_axis_tdata_is0_2 = s_axis_tdata[118:96] == 23'h0;
-assign a_sign = s_axis_tdata[127];
-assign a_zero = s_axis_tdata_is0 & s_axis_tdata_is0_2;
-assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[118:96]};
-assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[126:119];
-assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
-assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
-assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
-assign b_sign = s_axis_tdata[63];
-assign b_zero = s_axis_tdata_is0_3 & s_axis_tdata_is0_4;
-assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
-assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
-assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
+assign a_is0 = a[30:23] == 8'h0;
+assign a_is255 = a[30:23] == 8'hff;
+assign a_is0_2 = a[22:0] == 23'h0;
+assign a_sign = a[31];
+assign a_zero = a_is0 & a_is0_2;
+assign a_inf = a_is255 & a_is0_2;
+assign a_nan = a_is255 & (~a_is0_2);
+assign a_sig = {(~a_is0), a[22:0]};
+assign a_exp = a_is0 ? 8'h1 : a[30:23];
+assign b_is0 = b[30:23] == 8'h0;
+assign b_is255 = b[30:23] == 8'hff;
+assign b_is0_2 = b[22:0] == 23'h0;
+assign b_sign = b[31];
+assign b_zero = b_is0 & b_is0_2;
+assign b_inf = b_is255 & b_is0_2;
+assign b_nan = b_is255 & (~b_is0_2);
+assign b_sig = {(~b_is0), b[22:0]};
+assign b_exp = b_is0 ? 8'h1 : b[30:23];
 assign sign = a_sign ^ b_sign;
 assign nan = a_nan | b_nan | (a_zero & b_inf) | (a_inf & b_zero);
 assign inf = a_inf | b_inf;
@@ -1136,171 +491,335 @@ assign result_sign = (~nan_d2) & sign_d2;
 assign normal_field_d1_cat = {29'h0, (normal_field_d1 & shifted_q), (normal_field_d1 & (~shifted_q))};
 assign result = {result_sign_d1, (packed_d1 + (({normal_field_d1_cat[7:0], 23'h0}) | ({30'h0, increment_d1})))};
 
-// ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-assign s_axis_tdata_is0_5 = s_axis_tdata[190:183] == 8'h0;
-assign s_axis_tdata_is255_3 = s_axis_tdata[190:183] == 8'hff;
-assign s_axis_tdata_is0_6 = s_axis_tdata[182:160] == 23'h0;
-assign a_sign_2 = s_axis_tdata[191];
-assign a_zero_2 = s_axis_tdata_is0_5 & s_axis_tdata_is0_6;
-assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
-assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
-assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata[182:160]};
-assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[190:183];
-assign s_axis_tdata_is0_7 = s_axis_tdata[94:87] == 8'h0;
-assign s_axis_tdata_is255_4 = s_axis_tdata[94:87] == 8'hff;
-assign s_axis_tdata_is0_8 = s_axis_tdata[86:64] == 23'h0;
-assign b_sign_2 = s_axis_tdata[95];
-assign b_zero_2 = s_axis_tdata_is0_7 & s_axis_tdata_is0_8;
-assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
-assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
-assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata[86:64]};
-assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[94:87];
-assign sign_2 = a_sign_2 ^ b_sign_2;
-assign nan_2 = a_nan_2 | b_nan_2 | (a_zero_2 & b_inf_2) | (a_inf_2 & b_zero_2);
-assign inf_2 = a_inf_2 | b_inf_2;
-assign zero_2 = a_zero_2 | b_zero_2 | ((~a_sig_2[23]) & (~b_sig_2[23]));
-assign a_sig_cat_6 = {1'h0, a_sig_2[22:0], 8'hff};
-assign a_sig_is0_9 = a_sig_cat_6[31:30] == 2'h0;
-assign a_sig_is0_10 = a_sig_cat_6[27:26] == 2'h0;
-assign a_sig_is0_11 = a_sig_cat_6[23:22] == 2'h0;
-assign a_sig_is0_12 = a_sig_cat_6[19:18] == 2'h0;
-assign a_sig_is0_13 = a_sig_cat_6[15:14] == 2'h0;
-assign a_sig_is0_14 = a_sig_cat_6[11:10] == 2'h0;
-assign a_sig_is0_15 = a_sig_cat_6[7:6] == 2'h0;
-assign a_sig_is0_16 = a_sig_cat_6[3:2] == 2'h0;
-assign a_sig_and_8 = a_sig_is0_9 & (a_sig_cat_6[29:28] == 2'h0);
-assign a_sig_sel_9 = a_sig_is0_9 ? ({a_sig_is0_9, (~a_sig_cat_6[29])}) : ({a_sig_is0_9, (~a_sig_cat_6[31])});
-assign a_sig_sel_10 = a_sig_is0_10 ? ({a_sig_is0_10, (~a_sig_cat_6[25])}) : ({a_sig_is0_10, (~a_sig_cat_6[27])});
-assign a_sig_and_9 = a_sig_is0_11 & (a_sig_cat_6[21:20] == 2'h0);
-assign a_sig_sel_11 = a_sig_is0_11 ? ({a_sig_is0_11, (~a_sig_cat_6[21])}) : ({a_sig_is0_11, (~a_sig_cat_6[23])});
-assign a_sig_sel_12 = a_sig_is0_12 ? ({a_sig_is0_12, (~a_sig_cat_6[17])}) : ({a_sig_is0_12, (~a_sig_cat_6[19])});
-assign a_sig_and_10 = a_sig_is0_13 & (a_sig_cat_6[13:12] == 2'h0);
-assign a_sig_sel_13 = a_sig_is0_13 ? ({a_sig_is0_13, (~a_sig_cat_6[13])}) : ({a_sig_is0_13, (~a_sig_cat_6[15])});
-assign a_sig_sel_14 = a_sig_is0_14 ? ({a_sig_is0_14, (~a_sig_cat_6[9])}) : ({a_sig_is0_14, (~a_sig_cat_6[11])});
-assign a_sig_and_11 = a_sig_is0_15 & (a_sig_cat_6[5:4] == 2'h0);
-assign a_sig_sel_15 = a_sig_is0_15 ? ({a_sig_is0_15, (~a_sig_cat_6[5])}) : ({a_sig_is0_15, (~a_sig_cat_6[7])});
-assign a_sig_sel_16 = a_sig_is0_16 ? ({a_sig_is0_16, (~a_sig_cat_6[1])}) : ({a_sig_is0_16, (~a_sig_cat_6[3])});
-assign a_sig_and_12 = a_sig_and_8 & a_sig_is0_10 & (a_sig_cat_6[25:24] == 2'h0);
-assign a_sig_and_13 = a_sig_and_10 & a_sig_is0_14 & (a_sig_cat_6[9:8] == 2'h0);
-assign a_sig_and_14 = a_sig_and_12 & a_sig_and_9 & a_sig_is0_12 & (a_sig_cat_6[17:16] == 2'h0);
-assign a_sig_cat_7 = {a_sig_and_12, (a_sig_and_9 ? ({a_sig_and_9, a_sig_sel_12}) : ({a_sig_and_9, a_sig_sel_11}))};
-assign a_sig_cat_8 = {a_sig_and_12, (a_sig_and_8 ? ({a_sig_and_8, a_sig_sel_10}) : ({a_sig_and_8, a_sig_sel_9}))};
-assign a_sig_cat_9 = {a_sig_and_13, (a_sig_and_11 ? ({a_sig_and_11, a_sig_sel_16}) : ({a_sig_and_11, a_sig_sel_15}))};
-assign a_sig_cat_10 = {a_sig_and_13, (a_sig_and_10 ? ({a_sig_and_10, a_sig_sel_14}) : ({a_sig_and_10, a_sig_sel_13}))};
-assign for_lz_sel_3 = a_sig_and_14 ? ({a_sig_and_14, (a_sig_and_13 ? a_sig_cat_9 : a_sig_cat_10)}) : ({a_sig_and_14, (a_sig_and_12 ? a_sig_cat_7 : a_sig_cat_8)});
-assign b_sig_cat_6 = {1'h0, b_sig_2[22:0], 8'hff};
-assign b_sig_is0_9 = b_sig_cat_6[31:30] == 2'h0;
-assign b_sig_is0_10 = b_sig_cat_6[27:26] == 2'h0;
-assign b_sig_is0_11 = b_sig_cat_6[23:22] == 2'h0;
-assign b_sig_is0_12 = b_sig_cat_6[19:18] == 2'h0;
-assign b_sig_is0_13 = b_sig_cat_6[15:14] == 2'h0;
-assign b_sig_is0_14 = b_sig_cat_6[11:10] == 2'h0;
-assign b_sig_is0_15 = b_sig_cat_6[7:6] == 2'h0;
-assign b_sig_is0_16 = b_sig_cat_6[3:2] == 2'h0;
-assign b_sig_and_8 = b_sig_is0_9 & (b_sig_cat_6[29:28] == 2'h0);
-assign b_sig_sel_9 = b_sig_is0_9 ? ({b_sig_is0_9, (~b_sig_cat_6[29])}) : ({b_sig_is0_9, (~b_sig_cat_6[31])});
-assign b_sig_sel_10 = b_sig_is0_10 ? ({b_sig_is0_10, (~b_sig_cat_6[25])}) : ({b_sig_is0_10, (~b_sig_cat_6[27])});
-assign b_sig_and_9 = b_sig_is0_11 & (b_sig_cat_6[21:20] == 2'h0);
-assign b_sig_sel_11 = b_sig_is0_11 ? ({b_sig_is0_11, (~b_sig_cat_6[21])}) : ({b_sig_is0_11, (~b_sig_cat_6[23])});
-assign b_sig_sel_12 = b_sig_is0_12 ? ({b_sig_is0_12, (~b_sig_cat_6[17])}) : ({b_sig_is0_12, (~b_sig_cat_6[19])});
-assign b_sig_and_10 = b_sig_is0_13 & (b_sig_cat_6[13:12] == 2'h0);
-assign b_sig_sel_13 = b_sig_is0_13 ? ({b_sig_is0_13, (~b_sig_cat_6[13])}) : ({b_sig_is0_13, (~b_sig_cat_6[15])});
-assign b_sig_sel_14 = b_sig_is0_14 ? ({b_sig_is0_14, (~b_sig_cat_6[9])}) : ({b_sig_is0_14, (~b_sig_cat_6[11])});
-assign b_sig_and_11 = b_sig_is0_15 & (b_sig_cat_6[5:4] == 2'h0);
-assign b_sig_sel_15 = b_sig_is0_15 ? ({b_sig_is0_15, (~b_sig_cat_6[5])}) : ({b_sig_is0_15, (~b_sig_cat_6[7])});
-assign b_sig_sel_16 = b_sig_is0_16 ? ({b_sig_is0_16, (~b_sig_cat_6[1])}) : ({b_sig_is0_16, (~b_sig_cat_6[3])});
-assign b_sig_and_12 = b_sig_and_8 & b_sig_is0_10 & (b_sig_cat_6[25:24] == 2'h0);
-assign b_sig_and_13 = b_sig_and_10 & b_sig_is0_14 & (b_sig_cat_6[9:8] == 2'h0);
-assign b_sig_and_14 = b_sig_and_12 & b_sig_and_9 & b_sig_is0_12 & (b_sig_cat_6[17:16] == 2'h0);
-assign b_sig_cat_7 = {b_sig_and_12, (b_sig_and_9 ? ({b_sig_and_9, b_sig_sel_12}) : ({b_sig_and_9, b_sig_sel_11}))};
-assign b_sig_cat_8 = {b_sig_and_12, (b_sig_and_8 ? ({b_sig_and_8, b_sig_sel_10}) : ({b_sig_and_8, b_sig_sel_9}))};
-assign b_sig_cat_9 = {b_sig_and_13, (b_sig_and_11 ? ({b_sig_and_11, b_sig_sel_16}) : ({b_sig_and_11, b_sig_sel_15}))};
-assign b_sig_cat_10 = {b_sig_and_13, (b_sig_and_10 ? ({b_sig_and_10, b_sig_sel_14}) : ({b_sig_and_10, b_sig_sel_13}))};
-assign for_lz_sel_4 = b_sig_and_14 ? ({b_sig_and_14, (b_sig_and_13 ? b_sig_cat_9 : b_sig_cat_10)}) : ({b_sig_and_14, (b_sig_and_12 ? b_sig_cat_7 : b_sig_cat_8)});
-assign lz_2 = (a_sig_2[23] ? 5'h0 : for_lz_sel_3) | (b_sig_2[23] ? 5'h0 : for_lz_sel_4);
-assign b_exp_xor_2 = b_exp_2 ^ 8'h80;
-assign fine_2 = (({2'h0, a_exp_2}) + ({(b_exp_xor_2[7] ? 2'h3 : 2'h0), b_exp_xor_2})) + 10'h1;
+always @(posedge clk) begin
+    if (ce) a_sig_d1 <= a_sig;
+    if (ce) b_sig_d1 <= b_sig;
+    if (ce) lz_d1 <= lz;
+    if (ce) fine_d1 <= fine;
+    if (ce) nan_d1 <= nan;
+    if (ce) inf_d1 <= inf;
+    if (ce) zero_d1 <= zero;
+    if (ce) product_d1 <= product;
+    if (ce) scale_d1 <= scale;
+    if (ce) normal_d1 <= normal;
+    if (ce) coarse_d1 <= coarse;
+    if (ce) over_high_d1 <= over_high;
+    if (ce) over_low_d1 <= over_low;
+    if (ce) forced_early_d1 <= forced_early;
+    if (ce) nan_d2 <= nan_d1;
+    if (ce) zero_d2 <= zero_d1;
+    if (ce) inf_d2 <= inf_d1;
+    if (ce) e0_minus_1_d1 <= e0_minus_1;
+    if (ce) sign_d1 <= sign;
+    if (ce) sign_d2 <= sign_d1;
+    if (ce) normal_field_d1 <= normal_field;
+    if (ce) shifted_q <= shifted[47];
+    if (ce) increment_d1 <= increment;
+    if (ce) packed_d1 <= packed_2;
+    if (ce) result_sign_d1 <= result_sign;
+end
 
-// ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
-assign product_2 = {{24{1'b0}}, a_sig_d1_2} * {{24{1'b0}}, b_sig_d1_2};
-assign e0_minus_1_2 = fine_d1_2 + (~({5'h0, lz_d1_2}));
-assign normal_2 = ~e0_minus_1_2[9];
-assign coarse_2 = fine_d1_2[9];
-assign far_2 = (fine_d1_2 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-assign fine_d1_sel_2 = coarse_2 ? (fine_d1_2 + 10'h18) : fine_d1_2;
-assign t_2 = normal_2 ? lz_d1_2 : fine_d1_sel_2[4:0];
-assign over_low_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfe ^ 10'h200));
-assign over_high_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfd ^ 10'h200));
-assign forced_early_2 = nan_d1_2 | inf_d1_2 | zero_d1_2 | (normal_2 ? 1'h0 : far_2);
-assign t_cat_3 = {3'h0, (t_2[4:2] == 3'h5), 3'h0, (t_2[4:2] == 3'h4), 3'h0, (t_2[4:2] == 3'h3), 3'h0, (t_2[4:2] == 3'h2),
-    3'h0, (t_2[4:2] == 3'h1), 3'h0, (t_2[4:2] == 3'h0)};
-assign t_cat_4 = {(t_2[1:0] == 2'h3), (t_2[1:0] == 2'h2), (t_2[1:0] == 2'h1), (t_2[1:0] == 2'h0)};
-assign t_prod_2 = {{4{1'b0}}, t_cat_3} * {{24{1'b0}}, t_cat_4};
-assign scale_2 = t_prod_2[23:0];
+assign y = result;
+endmodule
 
-// ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_d1_2};
-assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_d1_2})}) + ({18'h0, product_d1_prod_2[40:17]});
-assign product_d1_cat_2 = {(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_d1_2})}) + ({14'h0, product_d1_plus_2[41:17]})),
-    product_d1_plus_2[16:0], product_d1_prod_2[16:0]};
-assign shifted_2 = product_d1_cat_2[71:0];
+module dg_rk_update_fp32_add_s4(
+    clk,
+    rst,
+    ce,
+    a,
+    b,
+    y
+);
+    /*verilator no_inline_module*/
+    // clocks and resets
+    input wire clk;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire rst;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire ce;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] a;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] b;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire [31:0] y;
 
-// ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
-assign far_window_2 = (~normal_d1_2) & coarse_d1_2;
-assign mid_window_2 = normal_d1_2 ? shifted_2[47] : (~coarse_d1_2);
-assign window_2 = far_window_2 ? shifted_2[71:47] : (mid_window_2 ? shifted_2[47:23] : shifted_2[46:22]);
-assign sticky_2 = (~(shifted_2[21:0] == 22'h0)) | ((far_window_2 | mid_window_2) & shifted_2[22]) |
-    (far_window_2 & (~(shifted_2[46:23] == 24'h0)));
-assign overflow_2 = normal_d1_2 & (shifted_2[47] ? over_high_d1_2 : over_low_d1_2);
-assign forced_2 = forced_early_d1_2 | overflow_2;
-assign saturate_2 = (~nan_d2_2) & (inf_d2_2 | ((~zero_d2_2) & overflow_2));
-assign normal_field_2 = (~forced_2) & normal_d1_2;
-assign kept_2 = window_2[24:1];
-assign guard_2 = window_2[0];
-assign increment_2 = (~forced_2) & guard_2 & (sticky_2 | kept_2[0]);
-assign e0_minus_1_d1_sel_2 = normal_d1_2 ? e0_minus_1_d1_2 : ({9'h0, kept_2[23]});
-assign nan_d2_or_2 = nan_d2_2 | saturate_2;
-assign nan_d2_cat_2 = {22'h0, nan_d2_2};
-assign forced_not_2 = ~forced_2;
-assign packed_3 = (({e0_minus_1_d1_sel_2[7:0], kept_2[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) |
-    ({(nan_d2_or_2 ? 7'h7f : 7'h0), nan_d2_or_2, nan_d2_cat_2[0], 22'h0});
-assign result_sign_2 = (~nan_d2_2) & sign_d2_2;
-
-// ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
-assign normal_field_d1_cat_2 = {29'h0, (normal_field_d1_2 & shifted_q_2), (normal_field_d1_2 & (~shifted_q_2))};
-assign result_2 = {result_sign_d1_2, (packed_d1_2 + (({normal_field_d1_cat_2[7:0], 23'h0}) | ({30'h0, increment_d1_2})))};
+// verilator lint_off UNUSEDSIGNAL
+// add: operands, special cases, order by magnitude, trailing zeros
+wire a_is0;
+wire a_is255;
+wire a_is0_2;
+wire a_sign;
+wire a_inf;
+wire a_nan;
+wire [23:0] a_sig;
+wire [7:0] a_exp;
+wire b_is0;
+wire b_is255;
+wire b_is0_2;
+wire b_sign;
+wire b_inf;
+wire b_nan;
+wire [23:0] b_sig;
+wire [7:0] b_exp;
+wire opposite;
+wire nan;
+wire inf;
+wire inf_sign;
+wire zero_sign;
+wire swap;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign;
+wire [7:0] big_exp;
+wire [7:0] small_exp;
+wire [7:0] distance;
+wire [23:0] big_sig;
+wire [23:0] small_sig;
+wire [4:0] amount;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat;
+wire [5:0] amount_cat;
+wire small_sig_not;
+wire small_sig_not_2;
+wire small_sig_sel;
+wire [40:0] small_sig_cat_2;
+wire small_sig_not_3;
+wire small_sig_not_4;
+wire for_align_sticky_sel;
+wire small_sig_sel_2;
+wire small_sig_sel_3;
+wire small_sig_sel_4;
+wire small_sig_sel_5;
+wire small_sig_sel_6;
+wire small_sig_sel_7;
+wire small_sig_sel_8;
+wire small_sig_sel_9;
+wire small_sig_sel_10;
+wire small_sig_sel_11;
+wire small_sig_sel_12;
+wire small_sig_sel_13;
+wire small_sig_sel_14;
+wire small_sig_sel_15;
+wire small_sig_sel_16;
+wire small_sig_sel_17;
+wire small_sig_sel_18;
+wire small_sig_sel_19;
+wire small_sig_sel_20;
+wire small_sig_sel_21;
+wire small_sig_sel_22;
+wire small_sig_sel_23;
+wire small_sig_sel_24;
+wire small_sig_sel_25;
+wire small_sig_sel_26;
+wire small_sig_sel_27;
+wire small_sig_sel_28;
+wire small_sig_sel_29;
+wire small_sig_sel_30;
+wire [28:0] for_shifted_cat;
+wire for_align_sticky_not;
+wire for_align_sticky_not_2;
+wire for_align_sticky_sel_2;
+wire sel;
+wire sel_2;
+wire sel_3;
+wire sel_4;
+wire sel_5;
+wire sel_6;
+wire sel_7;
+wire sel_8;
+wire sel_9;
+wire sel_10;
+wire sel_11;
+wire sel_12;
+wire sel_13;
+wire sel_14;
+wire sel_15;
+wire sel_16;
+wire sel_17;
+wire sel_18;
+wire for_shifted_sel;
+wire for_shifted_sel_2;
+wire for_shifted_sel_3;
+wire for_shifted_sel_4;
+wire for_shifted_sel_5;
+wire for_shifted_sel_6;
+wire for_shifted_sel_7;
+wire for_shifted_sel_8;
+wire [25:0] shifted;
+wire [2:0] amount_cat_2;
+wire align_sticky;
+wire [27:0] big_padded;
+wire [27:0] aligned;
+wire [8:0] field_base;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1;
+reg [27:0] big_padded_d1;
+reg [27:0] aligned_d1;
+wire [28:0] big_padded_d1_plus;
+wire [27:0] sum;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1;
+wire exact_zero;
+wire [31:0] sum_d1_cat;
+wire sum_d1_is0;
+wire sum_d1_is0_2;
+wire sum_d1_is0_3;
+wire sum_d1_is0_4;
+wire sum_d1_is0_5;
+wire sum_d1_is0_6;
+wire sum_d1_is0_7;
+wire sum_d1_is0_8;
+wire sum_d1_and;
+wire [1:0] sum_d1_sel;
+wire [1:0] sum_d1_sel_2;
+wire sum_d1_and_2;
+wire [1:0] sum_d1_sel_3;
+wire [1:0] sum_d1_sel_4;
+wire sum_d1_and_3;
+wire [1:0] sum_d1_sel_5;
+wire [1:0] sum_d1_sel_6;
+wire sum_d1_and_4;
+wire [1:0] sum_d1_sel_7;
+wire [1:0] sum_d1_sel_8;
+wire sum_d1_and_5;
+wire sum_d1_and_6;
+wire sum_d1_and_7;
+wire [3:0] sum_d1_cat_2;
+wire [3:0] sum_d1_cat_3;
+wire [3:0] sum_d1_cat_4;
+wire [3:0] sum_d1_cat_5;
+wire [4:0] lz;
+reg [7:0] big_exp_d1;
+reg [7:0] big_exp_d2;
+wire [4:0] left;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1;
+wire [5:0] left_d1_cat;
+reg [27:0] sum_d2;
+wire [27:0] sum_d2_cat;
+wire sum_d2_sel;
+wire sum_d2_sel_2;
+wire sum_d2_sel_3;
+wire sum_d2_sel_4;
+wire sum_d2_sel_5;
+wire sum_d2_sel_6;
+wire sum_d2_sel_7;
+wire sum_d2_sel_8;
+wire sum_d2_sel_9;
+wire sum_d2_sel_10;
+wire sum_d2_sel_11;
+wire sum_d2_sel_12;
+wire sum_d2_sel_13;
+wire sum_d2_sel_14;
+wire sum_d2_sel_15;
+wire sum_d2_sel_16;
+wire sum_d2_sel_17;
+wire sum_d2_sel_18;
+wire sum_d2_sel_19;
+wire sum_d2_sel_20;
+wire [27:0] sum_d2_cat_2;
+wire sel_19;
+wire sel_20;
+wire sel_21;
+wire sel_22;
+wire sel_23;
+wire sel_24;
+wire sel_25;
+wire sel_26;
+wire sel_27;
+wire sel_28;
+wire sel_29;
+wire sel_30;
+wire sel_31;
+wire sel_32;
+wire sel_33;
+wire sel_34;
+wire sel_35;
+wire sel_36;
+wire sel_37;
+wire sel_38;
+wire for_normalized_sel;
+wire for_normalized_sel_2;
+wire for_normalized_sel_3;
+wire for_normalized_sel_4;
+wire for_normalized_sel_5;
+wire for_normalized_sel_6;
+wire [27:0] normalized;
+reg [8:0] field_base_d1;
+reg [8:0] field_base_d2;
+reg [8:0] field_base_d3;
+wire [8:0] field;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1;
+wire [22:0] kept;
+wire guard;
+wire sticky;
+wire increment;
+reg [8:0] field_d1;
+wire [31:0] packed_2;
+wire overflow_before;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded;
+wire overflow;
+reg inf_d1;
+reg inf_d2;
+reg inf_d3;
+reg inf_d4;
+reg inf_sign_d1;
+reg inf_sign_d2;
+reg inf_sign_d3;
+reg inf_sign_d4;
+reg big_sign_d1;
+reg big_sign_d2;
+reg big_sign_d3;
+reg big_sign_d4;
+reg zero_sign_d1;
+reg zero_sign_d2;
+reg zero_sign_d3;
+reg zero_sign_d4;
+reg exact_zero_d1;
+reg exact_zero_d2;
+reg nan_d1;
+reg nan_d2;
+reg nan_d3;
+reg nan_d4;
+wire [31:0] result;
+// verilator lint_on UNUSEDSIGNAL
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0 = result[30:23] == 8'h0;
-assign result_is255 = result[30:23] == 8'hff;
-assign result_is0_2 = result[22:0] == 23'h0;
-assign a_sign_3 = result[31];
-assign a_inf_3 = result_is255 & result_is0_2;
-assign a_nan_3 = result_is255 & (~result_is0_2);
-assign a_sig_3 = {(~result_is0), result[22:0]};
-assign a_exp_3 = result_is0 ? 8'h1 : result[30:23];
-assign result_is0_3 = result_2[30:23] == 8'h0;
-assign result_is255_2 = result_2[30:23] == 8'hff;
-assign result_is0_4 = result_2[22:0] == 23'h0;
-assign b_sign_3 = result_2[31];
-assign b_inf_3 = result_is255_2 & result_is0_4;
-assign b_nan_3 = result_is255_2 & (~result_is0_4);
-assign b_sig_3 = {(~result_is0_3), result_2[22:0]};
-assign b_exp_3 = result_is0_3 ? 8'h1 : result_2[30:23];
-assign opposite = a_sign_3 ^ b_sign_3;
-assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite);
-assign inf_3 = a_inf_3 | b_inf_3;
-assign inf_sign = a_inf_3 ? a_sign_3 : b_sign_3;
-assign zero_sign = a_sign_3 & b_sign_3;
-assign swap = result[30:0] < result_2[30:0];
+assign a_is0 = a[30:23] == 8'h0;
+assign a_is255 = a[30:23] == 8'hff;
+assign a_is0_2 = a[22:0] == 23'h0;
+assign a_sign = a[31];
+assign a_inf = a_is255 & a_is0_2;
+assign a_nan = a_is255 & (~a_is0_2);
+assign a_sig = {(~a_is0), a[22:0]};
+assign a_exp = a_is0 ? 8'h1 : a[30:23];
+assign b_is0 = b[30:23] == 8'h0;
+assign b_is255 = b[30:23] == 8'hff;
+assign b_is0_2 = b[22:0] == 23'h0;
+assign b_sign = b[31];
+assign b_inf = b_is255 & b_is0_2;
+assign b_nan = b_is255 & (~b_is0_2);
+assign b_sig = {(~b_is0), b[22:0]};
+assign b_exp = b_is0 ? 8'h1 : b[30:23];
+assign opposite = a_sign ^ b_sign;
+assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
+assign inf = a_inf | b_inf;
+assign inf_sign = a_inf ? a_sign : b_sign;
+assign zero_sign = a_sign & b_sign;
+assign swap = a[30:0] < b[30:0];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign = swap ? b_sign_3 : a_sign_3;
-assign big_exp = swap ? b_exp_3 : a_exp_3;
-assign small_exp = swap ? a_exp_3 : b_exp_3;
+assign big_sign = swap ? b_sign : a_sign;
+assign big_exp = swap ? b_exp : a_exp;
+assign small_exp = swap ? a_exp : b_exp;
 assign distance = big_exp - small_exp;
-assign big_sig = swap ? b_sig_3 : a_sig_3;
-assign small_sig = swap ? a_sig_3 : b_sig_3;
+assign big_sig = swap ? b_sig : a_sig;
+assign small_sig = swap ? a_sig : b_sig;
 assign amount = (~(distance[7:5] == 3'h0)) ? 5'h1f : distance[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
@@ -1402,14 +921,14 @@ assign for_shifted_sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[6] :
 assign for_shifted_sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
 assign for_shifted_sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
 assign for_shifted_sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
-assign shifted_3 = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
     sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
     for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
 assign amount_cat_2 = {small_sig_sel, (amount_cat[3] ? for_align_sticky_sel : (amount_cat[2] & small_sig_not_3)),
     (amount_cat[1] ? for_align_sticky_sel_2 : (amount_cat[0] & for_align_sticky_not))};
 assign align_sticky = ~(amount_cat_2 == 3'h0);
 assign big_padded = {1'h0, big_sig, 3'h0};
-assign aligned = {1'h0, shifted_3, align_sticky};
+assign aligned = {1'h0, shifted, align_sticky};
 assign field_base = ({1'h0, big_exp}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
@@ -1451,8 +970,8 @@ assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_
 assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
 assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
 assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
-assign lz_3 = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-assign left = (({3'h0, lz_3}) < big_exp_d2) ? lz_3 : big_exp_d2[4:0];
+assign lz = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
+assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat = {1'h0, left_d1};
@@ -1549,633 +1068,56 @@ assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel
 assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_3 = normalized_d1[26:4];
-assign guard_3 = normalized_d1[3];
-assign sticky_3 = ~(normalized_d1[2:0] == 3'h0);
-assign increment_3 = guard_3 & (sticky_3 | normalized_d1[4]);
-assign packed_4 = {field_d1, kept_3};
+assign kept = normalized_d1[26:4];
+assign guard = normalized_d1[3];
+assign sticky = ~(normalized_d1[2:0] == 3'h0);
+assign increment = guard & (sticky | normalized_d1[4]);
+assign packed_2 = {field_d1, kept};
 assign overflow_before = ~(field_d1 < 9'hff);
 
 // ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded = packed_4 + ({31'h0, increment_3});
-assign overflow_3 = overflow_before | (~(rounded[31:23] < 9'hff));
-assign res_new = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow_3 | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
-
-// ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-assign for_a_zero_is0 = s_axis_tdata_q_7[30:23] == 8'h0;
-assign for_a_inf_is255 = s_axis_tdata_q_7[30:23] == 8'hff;
-assign for_a_zero_is0_2 = s_axis_tdata_q_7[22:0] == 23'h0;
-assign a_sign_4 = s_axis_tdata_q_7[31];
-assign a_zero_3 = for_a_zero_is0 & for_a_zero_is0_2;
-assign a_inf_4 = for_a_inf_is255 & for_a_zero_is0_2;
-assign a_nan_4 = for_a_inf_is255 & (~for_a_zero_is0_2);
-assign a_sig_4 = {(~for_a_zero_is0), s_axis_tdata_q_7[22:0]};
-assign a_exp_4 = for_a_zero_is0 ? 8'h1 : s_axis_tdata_q_7[30:23];
-assign res_new_is0 = res_new[30:23] == 8'h0;
-assign res_new_is255 = res_new[30:23] == 8'hff;
-assign res_new_is0_2 = res_new[22:0] == 23'h0;
-assign b_sign_4 = res_new[31];
-assign b_zero_3 = res_new_is0 & res_new_is0_2;
-assign b_inf_4 = res_new_is255 & res_new_is0_2;
-assign b_nan_4 = res_new_is255 & (~res_new_is0_2);
-assign b_sig_4 = {(~res_new_is0), res_new[22:0]};
-assign b_exp_4 = res_new_is0 ? 8'h1 : res_new[30:23];
-assign sign_3 = a_sign_4 ^ b_sign_4;
-assign nan_4 = a_nan_4 | b_nan_4 | (a_zero_3 & b_inf_4) | (a_inf_4 & b_zero_3);
-assign inf_4 = a_inf_4 | b_inf_4;
-assign zero_3 = a_zero_3 | b_zero_3 | ((~a_sig_4[23]) & (~b_sig_4[23]));
-assign a_sig_cat_11 = {1'h0, a_sig_4[22:0], 8'hff};
-assign a_sig_is0_17 = a_sig_cat_11[31:30] == 2'h0;
-assign a_sig_is0_18 = a_sig_cat_11[27:26] == 2'h0;
-assign a_sig_is0_19 = a_sig_cat_11[23:22] == 2'h0;
-assign a_sig_is0_20 = a_sig_cat_11[19:18] == 2'h0;
-assign a_sig_is0_21 = a_sig_cat_11[15:14] == 2'h0;
-assign a_sig_is0_22 = a_sig_cat_11[11:10] == 2'h0;
-assign a_sig_is0_23 = a_sig_cat_11[7:6] == 2'h0;
-assign a_sig_is0_24 = a_sig_cat_11[3:2] == 2'h0;
-assign a_sig_and_15 = a_sig_is0_17 & (a_sig_cat_11[29:28] == 2'h0);
-assign a_sig_sel_17 = a_sig_is0_17 ? ({a_sig_is0_17, (~a_sig_cat_11[29])}) : ({a_sig_is0_17, (~a_sig_cat_11[31])});
-assign a_sig_sel_18 = a_sig_is0_18 ? ({a_sig_is0_18, (~a_sig_cat_11[25])}) : ({a_sig_is0_18, (~a_sig_cat_11[27])});
-assign a_sig_and_16 = a_sig_is0_19 & (a_sig_cat_11[21:20] == 2'h0);
-assign a_sig_sel_19 = a_sig_is0_19 ? ({a_sig_is0_19, (~a_sig_cat_11[21])}) : ({a_sig_is0_19, (~a_sig_cat_11[23])});
-assign a_sig_sel_20 = a_sig_is0_20 ? ({a_sig_is0_20, (~a_sig_cat_11[17])}) : ({a_sig_is0_20, (~a_sig_cat_11[19])});
-assign a_sig_and_17 = a_sig_is0_21 & (a_sig_cat_11[13:12] == 2'h0);
-assign a_sig_sel_21 = a_sig_is0_21 ? ({a_sig_is0_21, (~a_sig_cat_11[13])}) : ({a_sig_is0_21, (~a_sig_cat_11[15])});
-assign a_sig_sel_22 = a_sig_is0_22 ? ({a_sig_is0_22, (~a_sig_cat_11[9])}) : ({a_sig_is0_22, (~a_sig_cat_11[11])});
-assign a_sig_and_18 = a_sig_is0_23 & (a_sig_cat_11[5:4] == 2'h0);
-assign a_sig_sel_23 = a_sig_is0_23 ? ({a_sig_is0_23, (~a_sig_cat_11[5])}) : ({a_sig_is0_23, (~a_sig_cat_11[7])});
-assign a_sig_sel_24 = a_sig_is0_24 ? ({a_sig_is0_24, (~a_sig_cat_11[1])}) : ({a_sig_is0_24, (~a_sig_cat_11[3])});
-assign a_sig_and_19 = a_sig_and_15 & a_sig_is0_18 & (a_sig_cat_11[25:24] == 2'h0);
-assign a_sig_and_20 = a_sig_and_17 & a_sig_is0_22 & (a_sig_cat_11[9:8] == 2'h0);
-assign a_sig_and_21 = a_sig_and_19 & a_sig_and_16 & a_sig_is0_20 & (a_sig_cat_11[17:16] == 2'h0);
-assign a_sig_cat_12 = {a_sig_and_19, (a_sig_and_16 ? ({a_sig_and_16, a_sig_sel_20}) : ({a_sig_and_16, a_sig_sel_19}))};
-assign a_sig_cat_13 = {a_sig_and_19, (a_sig_and_15 ? ({a_sig_and_15, a_sig_sel_18}) : ({a_sig_and_15, a_sig_sel_17}))};
-assign a_sig_cat_14 = {a_sig_and_20, (a_sig_and_18 ? ({a_sig_and_18, a_sig_sel_24}) : ({a_sig_and_18, a_sig_sel_23}))};
-assign a_sig_cat_15 = {a_sig_and_20, (a_sig_and_17 ? ({a_sig_and_17, a_sig_sel_22}) : ({a_sig_and_17, a_sig_sel_21}))};
-assign for_lz_sel_5 = a_sig_and_21 ? ({a_sig_and_21, (a_sig_and_20 ? a_sig_cat_14 : a_sig_cat_15)}) : ({a_sig_and_21, (a_sig_and_19 ? a_sig_cat_12 : a_sig_cat_13)});
-assign b_sig_cat_11 = {1'h0, b_sig_4[22:0], 8'hff};
-assign b_sig_is0_17 = b_sig_cat_11[31:30] == 2'h0;
-assign b_sig_is0_18 = b_sig_cat_11[27:26] == 2'h0;
-assign b_sig_is0_19 = b_sig_cat_11[23:22] == 2'h0;
-assign b_sig_is0_20 = b_sig_cat_11[19:18] == 2'h0;
-assign b_sig_is0_21 = b_sig_cat_11[15:14] == 2'h0;
-assign b_sig_is0_22 = b_sig_cat_11[11:10] == 2'h0;
-assign b_sig_is0_23 = b_sig_cat_11[7:6] == 2'h0;
-assign b_sig_is0_24 = b_sig_cat_11[3:2] == 2'h0;
-assign b_sig_and_15 = b_sig_is0_17 & (b_sig_cat_11[29:28] == 2'h0);
-assign b_sig_sel_17 = b_sig_is0_17 ? ({b_sig_is0_17, (~b_sig_cat_11[29])}) : ({b_sig_is0_17, (~b_sig_cat_11[31])});
-assign b_sig_sel_18 = b_sig_is0_18 ? ({b_sig_is0_18, (~b_sig_cat_11[25])}) : ({b_sig_is0_18, (~b_sig_cat_11[27])});
-assign b_sig_and_16 = b_sig_is0_19 & (b_sig_cat_11[21:20] == 2'h0);
-assign b_sig_sel_19 = b_sig_is0_19 ? ({b_sig_is0_19, (~b_sig_cat_11[21])}) : ({b_sig_is0_19, (~b_sig_cat_11[23])});
-assign b_sig_sel_20 = b_sig_is0_20 ? ({b_sig_is0_20, (~b_sig_cat_11[17])}) : ({b_sig_is0_20, (~b_sig_cat_11[19])});
-assign b_sig_and_17 = b_sig_is0_21 & (b_sig_cat_11[13:12] == 2'h0);
-assign b_sig_sel_21 = b_sig_is0_21 ? ({b_sig_is0_21, (~b_sig_cat_11[13])}) : ({b_sig_is0_21, (~b_sig_cat_11[15])});
-assign b_sig_sel_22 = b_sig_is0_22 ? ({b_sig_is0_22, (~b_sig_cat_11[9])}) : ({b_sig_is0_22, (~b_sig_cat_11[11])});
-assign b_sig_and_18 = b_sig_is0_23 & (b_sig_cat_11[5:4] == 2'h0);
-assign b_sig_sel_23 = b_sig_is0_23 ? ({b_sig_is0_23, (~b_sig_cat_11[5])}) : ({b_sig_is0_23, (~b_sig_cat_11[7])});
-assign b_sig_sel_24 = b_sig_is0_24 ? ({b_sig_is0_24, (~b_sig_cat_11[1])}) : ({b_sig_is0_24, (~b_sig_cat_11[3])});
-assign b_sig_and_19 = b_sig_and_15 & b_sig_is0_18 & (b_sig_cat_11[25:24] == 2'h0);
-assign b_sig_and_20 = b_sig_and_17 & b_sig_is0_22 & (b_sig_cat_11[9:8] == 2'h0);
-assign b_sig_and_21 = b_sig_and_19 & b_sig_and_16 & b_sig_is0_20 & (b_sig_cat_11[17:16] == 2'h0);
-assign b_sig_cat_12 = {b_sig_and_19, (b_sig_and_16 ? ({b_sig_and_16, b_sig_sel_20}) : ({b_sig_and_16, b_sig_sel_19}))};
-assign b_sig_cat_13 = {b_sig_and_19, (b_sig_and_15 ? ({b_sig_and_15, b_sig_sel_18}) : ({b_sig_and_15, b_sig_sel_17}))};
-assign b_sig_cat_14 = {b_sig_and_20, (b_sig_and_18 ? ({b_sig_and_18, b_sig_sel_24}) : ({b_sig_and_18, b_sig_sel_23}))};
-assign b_sig_cat_15 = {b_sig_and_20, (b_sig_and_17 ? ({b_sig_and_17, b_sig_sel_22}) : ({b_sig_and_17, b_sig_sel_21}))};
-assign for_lz_sel_6 = b_sig_and_21 ? ({b_sig_and_21, (b_sig_and_20 ? b_sig_cat_14 : b_sig_cat_15)}) : ({b_sig_and_21, (b_sig_and_19 ? b_sig_cat_12 : b_sig_cat_13)});
-assign lz_4 = (a_sig_4[23] ? 5'h0 : for_lz_sel_5) | (b_sig_4[23] ? 5'h0 : for_lz_sel_6);
-assign b_exp_xor_3 = b_exp_4 ^ 8'h80;
-assign fine_3 = (({2'h0, a_exp_4}) + ({(b_exp_xor_3[7] ? 2'h3 : 2'h0), b_exp_xor_3})) + 10'h1;
-
-// ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
-assign product_3 = {{24{1'b0}}, a_sig_d1_3} * {{24{1'b0}}, b_sig_d1_3};
-assign e0_minus_1_3 = fine_d1_3 + (~({5'h0, lz_d1_3}));
-assign normal_3 = ~e0_minus_1_3[9];
-assign coarse_3 = fine_d1_3[9];
-assign far_3 = (fine_d1_3 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-assign fine_d1_sel_3 = coarse_3 ? (fine_d1_3 + 10'h18) : fine_d1_3;
-assign t_3 = normal_3 ? lz_d1_3 : fine_d1_sel_3[4:0];
-assign over_low_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfe ^ 10'h200));
-assign over_high_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfd ^ 10'h200));
-assign forced_early_3 = nan_d1_4 | inf_d1_4 | zero_d1_3 | (normal_3 ? 1'h0 : far_3);
-assign t_cat_5 = {3'h0, (t_3[4:2] == 3'h5), 3'h0, (t_3[4:2] == 3'h4), 3'h0, (t_3[4:2] == 3'h3), 3'h0, (t_3[4:2] == 3'h2),
-    3'h0, (t_3[4:2] == 3'h1), 3'h0, (t_3[4:2] == 3'h0)};
-assign t_cat_6 = {(t_3[1:0] == 2'h3), (t_3[1:0] == 2'h2), (t_3[1:0] == 2'h1), (t_3[1:0] == 2'h0)};
-assign t_prod_3 = {{4{1'b0}}, t_cat_5} * {{24{1'b0}}, t_cat_6};
-assign scale_3 = t_prod_3[23:0];
-
-// ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_d1_3};
-assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_d1_3})}) + ({18'h0, product_d1_prod_3[40:17]});
-assign product_d1_cat_3 = {(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_d1_3})}) + ({14'h0, product_d1_plus_3[41:17]})),
-    product_d1_plus_3[16:0], product_d1_prod_3[16:0]};
-assign shifted_4 = product_d1_cat_3[71:0];
-
-// ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
-assign far_window_3 = (~normal_d1_3) & coarse_d1_3;
-assign mid_window_3 = normal_d1_3 ? shifted_4[47] : (~coarse_d1_3);
-assign window_3 = far_window_3 ? shifted_4[71:47] : (mid_window_3 ? shifted_4[47:23] : shifted_4[46:22]);
-assign sticky_4 = (~(shifted_4[21:0] == 22'h0)) | ((far_window_3 | mid_window_3) & shifted_4[22]) |
-    (far_window_3 & (~(shifted_4[46:23] == 24'h0)));
-assign overflow_4 = normal_d1_3 & (shifted_4[47] ? over_high_d1_3 : over_low_d1_3);
-assign forced_3 = forced_early_d1_3 | overflow_4;
-assign saturate_3 = (~nan_d2_4) & (inf_d2_4 | ((~zero_d2_3) & overflow_4));
-assign normal_field_3 = (~forced_3) & normal_d1_3;
-assign kept_4 = window_3[24:1];
-assign guard_4 = window_3[0];
-assign increment_4 = (~forced_3) & guard_4 & (sticky_4 | kept_4[0]);
-assign e0_minus_1_d1_sel_3 = normal_d1_3 ? e0_minus_1_d1_3 : ({9'h0, kept_4[23]});
-assign nan_d2_or_3 = nan_d2_4 | saturate_3;
-assign nan_d2_cat_3 = {22'h0, nan_d2_4};
-assign forced_not_3 = ~forced_3;
-assign packed_5 = (({e0_minus_1_d1_sel_3[7:0], kept_4[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) |
-    ({(nan_d2_or_3 ? 7'h7f : 7'h0), nan_d2_or_3, nan_d2_cat_3[0], 22'h0});
-assign result_sign_3 = (~nan_d2_4) & sign_d2_3;
-
-// ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
-assign normal_field_d1_cat_3 = {29'h0, (normal_field_d1_3 & shifted_q_3), (normal_field_d1_3 & (~shifted_q_3))};
-assign result_3 = {result_sign_d1_3, (packed_d1_3 + (({normal_field_d1_cat_3[7:0], 23'h0}) | ({30'h0, increment_d1_3})))};
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign for_a_exp_is0 = for_a_sign_q_3[30:23] == 8'h0;
-assign for_a_inf_is255_2 = for_a_sign_q_3[30:23] == 8'hff;
-assign for_a_inf_is0 = for_a_sign_q_3[22:0] == 23'h0;
-assign a_sign_5 = for_a_sign_q_3[31];
-assign a_inf_5 = for_a_inf_is255_2 & for_a_inf_is0;
-assign a_nan_5 = for_a_inf_is255_2 & (~for_a_inf_is0);
-assign a_sig_5 = {(~for_a_exp_is0), for_a_sign_q_3[22:0]};
-assign a_exp_5 = for_a_exp_is0 ? 8'h1 : for_a_sign_q_3[30:23];
-assign result_is0_5 = result_3[30:23] == 8'h0;
-assign result_is255_3 = result_3[30:23] == 8'hff;
-assign result_is0_6 = result_3[22:0] == 23'h0;
-assign b_sign_5 = result_3[31];
-assign b_inf_5 = result_is255_3 & result_is0_6;
-assign b_nan_5 = result_is255_3 & (~result_is0_6);
-assign b_sig_5 = {(~result_is0_5), result_3[22:0]};
-assign b_exp_5 = result_is0_5 ? 8'h1 : result_3[30:23];
-assign opposite_2 = a_sign_5 ^ b_sign_5;
-assign nan_5 = a_nan_5 | b_nan_5 | (a_inf_5 & b_inf_5 & opposite_2);
-assign inf_5 = a_inf_5 | b_inf_5;
-assign inf_sign_2 = a_inf_5 ? a_sign_5 : b_sign_5;
-assign zero_sign_2 = a_sign_5 & b_sign_5;
-assign swap_2 = for_a_sign_q_3[30:0] < result_3[30:0];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_2 = swap_2 ? b_sign_5 : a_sign_5;
-assign big_exp_2 = swap_2 ? b_exp_5 : a_exp_5;
-assign small_exp_2 = swap_2 ? a_exp_5 : b_exp_5;
-assign distance_2 = big_exp_2 - small_exp_2;
-assign big_sig_2 = swap_2 ? b_sig_5 : a_sig_5;
-assign small_sig_2 = swap_2 ? a_sig_5 : b_sig_5;
-assign amount_2 = (~(distance_2[7:5] == 3'h0)) ? 5'h1f : distance_2[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_3 = {small_sig_2, 2'h0};
-assign amount_cat_3 = {1'h0, amount_2};
-assign small_sig_not_5 = ~(small_sig_cat_3[15:0] == 16'h0);
-assign small_sig_not_6 = ~(small_sig_cat_3[25:16] == 10'h0);
-assign small_sig_sel_31 = amount_cat_3[5] ? (amount_cat_3[4] ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_cat_3[4] & small_sig_not_5);
-assign small_sig_cat_4 = {15'h0, (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[25])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[24])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[23])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[22])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[21])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[20])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[19])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[18])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[17])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[16])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[15])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[14])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[13])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[12])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[11])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[10])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[25] : small_sig_cat_3[9])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[24] : small_sig_cat_3[8])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[23] : small_sig_cat_3[7])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[22] : small_sig_cat_3[6])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[21] : small_sig_cat_3[5])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[20] : small_sig_cat_3[4])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[19] : small_sig_cat_3[3])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[18] : small_sig_cat_3[2])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[17] : small_sig_cat_3[1])),
-    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[16] : small_sig_cat_3[0]))};
-assign small_sig_not_7 = ~(small_sig_cat_4[3:0] == 4'h0);
-assign small_sig_not_8 = ~(small_sig_cat_4[7:4] == 4'h0);
-assign for_align_sticky_sel_3 = amount_cat_3[2] ? (small_sig_not_7 | small_sig_not_8 | (~(small_sig_cat_4[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
-assign small_sig_sel_32 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[40] : small_sig_cat_4[36]) : (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]);
-assign small_sig_sel_33 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[39] : small_sig_cat_4[35]) : (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]);
-assign small_sig_sel_34 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[38] : small_sig_cat_4[34]) : (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]);
-assign small_sig_sel_35 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[37] : small_sig_cat_4[33]) : (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]);
-assign small_sig_sel_36 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[36] : small_sig_cat_4[32]) : (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]);
-assign small_sig_sel_37 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[35] : small_sig_cat_4[31]) : (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]);
-assign small_sig_sel_38 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[34] : small_sig_cat_4[30]) : (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]);
-assign small_sig_sel_39 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[33] : small_sig_cat_4[29]) : (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]);
-assign small_sig_sel_40 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]) : (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]);
-assign small_sig_sel_41 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]) : (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]);
-assign small_sig_sel_42 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]) : (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]);
-assign small_sig_sel_43 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]) : (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]);
-assign small_sig_sel_44 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]) : (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]);
-assign small_sig_sel_45 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]) : (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]);
-assign small_sig_sel_46 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]) : (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]);
-assign small_sig_sel_47 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]) : (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]);
-assign small_sig_sel_48 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]) : (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]);
-assign small_sig_sel_49 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]) : (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]);
-assign small_sig_sel_50 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]) : (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]);
-assign small_sig_sel_51 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]) : (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]);
-assign small_sig_sel_52 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]) : (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]);
-assign small_sig_sel_53 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]) : (amount_cat_3[2] ? small_sig_cat_4[11] : small_sig_cat_4[7]);
-assign small_sig_sel_54 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]) : (amount_cat_3[2] ? small_sig_cat_4[10] : small_sig_cat_4[6]);
-assign small_sig_sel_55 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]) : (amount_cat_3[2] ? small_sig_cat_4[9] : small_sig_cat_4[5]);
-assign small_sig_sel_56 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]) : (amount_cat_3[2] ? small_sig_cat_4[8] : small_sig_cat_4[4]);
-assign small_sig_sel_57 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]) : (amount_cat_3[2] ? small_sig_cat_4[7] : small_sig_cat_4[3]);
-assign small_sig_sel_58 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]) : (amount_cat_3[2] ? small_sig_cat_4[6] : small_sig_cat_4[2]);
-assign small_sig_sel_59 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]) : (amount_cat_3[2] ? small_sig_cat_4[5] : small_sig_cat_4[1]);
-assign small_sig_sel_60 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]) : (amount_cat_3[2] ? small_sig_cat_4[4] : small_sig_cat_4[0]);
-assign for_shifted_cat_2 = {small_sig_sel_32, small_sig_sel_33, small_sig_sel_34, small_sig_sel_35, small_sig_sel_36,
-    small_sig_sel_37, small_sig_sel_38, small_sig_sel_39, small_sig_sel_40, small_sig_sel_41,
-    small_sig_sel_42, small_sig_sel_43, small_sig_sel_44, small_sig_sel_45, small_sig_sel_46,
-    small_sig_sel_47, small_sig_sel_48, small_sig_sel_49, small_sig_sel_50, small_sig_sel_51,
-    small_sig_sel_52, small_sig_sel_53, small_sig_sel_54, small_sig_sel_55, small_sig_sel_56,
-    small_sig_sel_57, small_sig_sel_58, small_sig_sel_59, small_sig_sel_60};
-assign for_align_sticky_not_3 = ~(for_shifted_cat_2[0] == 1'h0);
-assign for_align_sticky_not_4 = ~(for_shifted_cat_2[1] == 1'h0);
-assign for_align_sticky_sel_4 = amount_cat_3[0] ? (for_align_sticky_not_3 | for_align_sticky_not_4 | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
-assign sel_39 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
-assign sel_40 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
-assign sel_41 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
-assign sel_42 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
-assign sel_43 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
-assign sel_44 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
-assign sel_45 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
-assign sel_46 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
-assign sel_47 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
-assign sel_48 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
-assign sel_49 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
-assign sel_50 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
-assign sel_51 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
-assign sel_52 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
-assign sel_53 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
-assign sel_54 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
-assign sel_55 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
-assign sel_56 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
-assign for_shifted_sel_9 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
-assign for_shifted_sel_10 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
-assign for_shifted_sel_11 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
-assign for_shifted_sel_12 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
-assign for_shifted_sel_13 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
-assign for_shifted_sel_14 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
-assign for_shifted_sel_15 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_cat_3[0] ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
-assign for_shifted_sel_16 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_cat_3[0] ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
-assign shifted_5 = {sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51,
-    sel_52, sel_53, sel_54, sel_55, sel_56, for_shifted_sel_9, for_shifted_sel_10, for_shifted_sel_11,
-    for_shifted_sel_12, for_shifted_sel_13, for_shifted_sel_14, for_shifted_sel_15, for_shifted_sel_16};
-assign amount_cat_4 = {small_sig_sel_31, (amount_cat_3[3] ? for_align_sticky_sel_3 : (amount_cat_3[2] & small_sig_not_7)),
-    (amount_cat_3[1] ? for_align_sticky_sel_4 : (amount_cat_3[0] & for_align_sticky_not_3))};
-assign align_sticky_2 = ~(amount_cat_4 == 3'h0);
-assign big_padded_2 = {1'h0, big_sig_2, 3'h0};
-assign aligned_2 = {1'h0, shifted_5, align_sticky_2};
-assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^
-    ({opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2})),
-    opposite_d1_2});
-assign sum_2 = big_padded_d1_plus_2[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_2 = sum_d1_2 == 28'h0;
-assign sum_d1_cat_6 = {sum_d1_2, 4'hf};
-assign sum_d1_is0_9 = sum_d1_cat_6[31:30] == 2'h0;
-assign sum_d1_is0_10 = sum_d1_cat_6[27:26] == 2'h0;
-assign sum_d1_is0_11 = sum_d1_cat_6[23:22] == 2'h0;
-assign sum_d1_is0_12 = sum_d1_cat_6[19:18] == 2'h0;
-assign sum_d1_is0_13 = sum_d1_cat_6[15:14] == 2'h0;
-assign sum_d1_is0_14 = sum_d1_cat_6[11:10] == 2'h0;
-assign sum_d1_is0_15 = sum_d1_cat_6[7:6] == 2'h0;
-assign sum_d1_is0_16 = sum_d1_cat_6[3:2] == 2'h0;
-assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_cat_6[29:28] == 2'h0);
-assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_cat_6[29])}) : ({sum_d1_is0_9, (~sum_d1_cat_6[31])});
-assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_cat_6[25])}) : ({sum_d1_is0_10, (~sum_d1_cat_6[27])});
-assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_cat_6[21:20] == 2'h0);
-assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_cat_6[21])}) : ({sum_d1_is0_11, (~sum_d1_cat_6[23])});
-assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_cat_6[17])}) : ({sum_d1_is0_12, (~sum_d1_cat_6[19])});
-assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_cat_6[13:12] == 2'h0);
-assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_cat_6[13])}) : ({sum_d1_is0_13, (~sum_d1_cat_6[15])});
-assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_cat_6[9])}) : ({sum_d1_is0_14, (~sum_d1_cat_6[11])});
-assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_cat_6[5:4] == 2'h0);
-assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_cat_6[5])}) : ({sum_d1_is0_15, (~sum_d1_cat_6[7])});
-assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_cat_6[3])});
-assign sum_d1_and_12 = sum_d1_and_8 & sum_d1_is0_10 & (sum_d1_cat_6[25:24] == 2'h0);
-assign sum_d1_and_13 = sum_d1_and_10 & sum_d1_is0_14 & (sum_d1_cat_6[9:8] == 2'h0);
-assign sum_d1_and_14 = sum_d1_and_12 & sum_d1_and_9 & sum_d1_is0_12 & (sum_d1_cat_6[17:16] == 2'h0);
-assign sum_d1_cat_7 = {sum_d1_and_12, (sum_d1_and_9 ? ({sum_d1_and_9, sum_d1_sel_12}) : ({sum_d1_and_9, sum_d1_sel_11}))};
-assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel_10}) : ({sum_d1_and_8, sum_d1_sel_9}))};
-assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
-assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
-assign lz_5 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-assign left_2 = (({3'h0, lz_5}) < big_exp_d2_2) ? lz_5 : big_exp_d2_2[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_2 = {1'h0, left_d1_2};
-assign sum_d2_cat_3 = {(left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[11] : sum_d2_2[27])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[10] : sum_d2_2[26])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[9] : sum_d2_2[25])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[8] : sum_d2_2[24])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[7] : sum_d2_2[23])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[6] : sum_d2_2[22])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[5] : sum_d2_2[21])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[4] : sum_d2_2[20])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[3] : sum_d2_2[19])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[2] : sum_d2_2[18])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[1] : sum_d2_2[17])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[0] : sum_d2_2[16])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[15])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[14])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[13])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[12])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[11])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[10])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[9])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[8])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[7])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[6])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[5])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[4])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[3])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[2])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[1])),
-    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[0]))};
-assign sum_d2_sel_21 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]) : (left_d1_cat_2[2] ? sum_d2_cat_3[23] : sum_d2_cat_3[27]);
-assign sum_d2_sel_22 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]) : (left_d1_cat_2[2] ? sum_d2_cat_3[22] : sum_d2_cat_3[26]);
-assign sum_d2_sel_23 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]) : (left_d1_cat_2[2] ? sum_d2_cat_3[21] : sum_d2_cat_3[25]);
-assign sum_d2_sel_24 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]) : (left_d1_cat_2[2] ? sum_d2_cat_3[20] : sum_d2_cat_3[24]);
-assign sum_d2_sel_25 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]) : (left_d1_cat_2[2] ? sum_d2_cat_3[19] : sum_d2_cat_3[23]);
-assign sum_d2_sel_26 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]) : (left_d1_cat_2[2] ? sum_d2_cat_3[18] : sum_d2_cat_3[22]);
-assign sum_d2_sel_27 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]) : (left_d1_cat_2[2] ? sum_d2_cat_3[17] : sum_d2_cat_3[21]);
-assign sum_d2_sel_28 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]) : (left_d1_cat_2[2] ? sum_d2_cat_3[16] : sum_d2_cat_3[20]);
-assign sum_d2_sel_29 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]) : (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]);
-assign sum_d2_sel_30 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]) : (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]);
-assign sum_d2_sel_31 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]) : (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]);
-assign sum_d2_sel_32 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]) : (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]);
-assign sum_d2_sel_33 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7]) : (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]);
-assign sum_d2_sel_34 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6]) : (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]);
-assign sum_d2_sel_35 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5]) : (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]);
-assign sum_d2_sel_36 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4]) : (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]);
-assign sum_d2_sel_37 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3]) : (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]);
-assign sum_d2_sel_38 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2]) : (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]);
-assign sum_d2_sel_39 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1]) : (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]);
-assign sum_d2_sel_40 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]) : (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]);
-assign sum_d2_cat_4 = {sum_d2_sel_21, sum_d2_sel_22, sum_d2_sel_23, sum_d2_sel_24, sum_d2_sel_25, sum_d2_sel_26,
-    sum_d2_sel_27, sum_d2_sel_28, sum_d2_sel_29, sum_d2_sel_30, sum_d2_sel_31, sum_d2_sel_32,
-    sum_d2_sel_33, sum_d2_sel_34, sum_d2_sel_35, sum_d2_sel_36, sum_d2_sel_37, sum_d2_sel_38,
-    sum_d2_sel_39, sum_d2_sel_40,
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1])),
-    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]))};
-assign sel_57 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]) : (left_d1_cat_2[0] ? sum_d2_cat_4[26] : sum_d2_cat_4[27]);
-assign sel_58 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]) : (left_d1_cat_2[0] ? sum_d2_cat_4[25] : sum_d2_cat_4[26]);
-assign sel_59 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]) : (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]);
-assign sel_60 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]) : (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]);
-assign sel_61 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]) : (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]);
-assign sel_62 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]) : (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]);
-assign sel_63 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]) : (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]);
-assign sel_64 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]) : (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]);
-assign sel_65 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]) : (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]);
-assign sel_66 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]) : (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]);
-assign sel_67 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]) : (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]);
-assign sel_68 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]) : (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]);
-assign sel_69 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]) : (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]);
-assign sel_70 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]) : (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]);
-assign sel_71 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]) : (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]);
-assign sel_72 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]) : (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]);
-assign sel_73 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]) : (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]);
-assign sel_74 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]) : (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]);
-assign sel_75 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]) : (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]);
-assign sel_76 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]) : (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]);
-assign for_normalized_sel_7 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]) : (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]);
-assign for_normalized_sel_8 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]) : (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]);
-assign for_normalized_sel_9 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]) : (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]);
-assign for_normalized_sel_10 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]) : (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]);
-assign for_normalized_sel_11 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1]) : (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]);
-assign for_normalized_sel_12 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]) : (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]);
-assign normalized_2 = {sel_57, sel_58, sel_59, sel_60, sel_61, sel_62, sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69,
-    sel_70, sel_71, sel_72, sel_73, sel_74, sel_75, sel_76, for_normalized_sel_7, for_normalized_sel_8,
-    for_normalized_sel_9, for_normalized_sel_10, for_normalized_sel_11, for_normalized_sel_12,
-    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1])),
-    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]))};
-assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_5 = normalized_d1_2[26:4];
-assign guard_5 = normalized_d1_2[3];
-assign sticky_5 = ~(normalized_d1_2[2:0] == 3'h0);
-assign increment_5 = guard_5 & (sticky_5 | normalized_d1_2[4]);
-assign packed_6 = {field_d1_2, kept_5};
-assign overflow_before_2 = ~(field_d1_2 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_2 = packed_6 + ({31'h0, increment_5});
-assign overflow_5 = overflow_before_2 | (~(rounded_2[31:23] < 9'hff));
-assign q_new = nan_d4_2 ? 32'h7fc00000 : (exact_zero_d2_2 ? ({zero_sign_d4_2, 31'h0}) : ({(inf_d4_2 ? inf_sign_d4_2 : big_sign_d4_2), ((overflow_5 | inf_d4_2) ? 31'h7f800000 : rounded_2[30:0])}));
-assign out_valid_or = (~out_valid) | m_axis_tready;
+assign rounded = packed_2 + ({31'h0, increment});
+assign overflow = overflow_before | (~(rounded[31:23] < 9'hff));
+assign result = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
 
 always @(posedge clk) begin
-    if (out_valid_or) a_sig_d1 <= a_sig;
-    if (out_valid_or) b_sig_d1 <= b_sig;
-    if (out_valid_or) lz_d1 <= lz;
-    if (out_valid_or) fine_d1 <= fine;
-    if (out_valid_or) nan_d1 <= nan;
-    if (out_valid_or) inf_d1 <= inf;
-    if (out_valid_or) zero_d1 <= zero;
-    if (out_valid_or) product_d1 <= product;
-    if (out_valid_or) scale_d1 <= scale;
-    if (out_valid_or) normal_d1 <= normal;
-    if (out_valid_or) coarse_d1 <= coarse;
-    if (out_valid_or) over_high_d1 <= over_high;
-    if (out_valid_or) over_low_d1 <= over_low;
-    if (out_valid_or) forced_early_d1 <= forced_early;
-    if (out_valid_or) nan_d2 <= nan_d1;
-    if (out_valid_or) zero_d2 <= zero_d1;
-    if (out_valid_or) inf_d2 <= inf_d1;
-    if (out_valid_or) e0_minus_1_d1 <= e0_minus_1;
-    if (out_valid_or) sign_d1 <= sign;
-    if (out_valid_or) sign_d2 <= sign_d1;
-    if (out_valid_or) normal_field_d1 <= normal_field;
-    if (out_valid_or) shifted_q <= shifted[47];
-    if (out_valid_or) increment_d1 <= increment;
-    if (out_valid_or) packed_d1 <= packed_2;
-    if (out_valid_or) result_sign_d1 <= result_sign;
-    if (out_valid_or) a_sig_d1_2 <= a_sig_2;
-    if (out_valid_or) b_sig_d1_2 <= b_sig_2;
-    if (out_valid_or) lz_d1_2 <= lz_2;
-    if (out_valid_or) fine_d1_2 <= fine_2;
-    if (out_valid_or) nan_d1_2 <= nan_2;
-    if (out_valid_or) inf_d1_2 <= inf_2;
-    if (out_valid_or) zero_d1_2 <= zero_2;
-    if (out_valid_or) product_d1_2 <= product_2;
-    if (out_valid_or) scale_d1_2 <= scale_2;
-    if (out_valid_or) normal_d1_2 <= normal_2;
-    if (out_valid_or) coarse_d1_2 <= coarse_2;
-    if (out_valid_or) over_high_d1_2 <= over_high_2;
-    if (out_valid_or) over_low_d1_2 <= over_low_2;
-    if (out_valid_or) forced_early_d1_2 <= forced_early_2;
-    if (out_valid_or) nan_d2_2 <= nan_d1_2;
-    if (out_valid_or) zero_d2_2 <= zero_d1_2;
-    if (out_valid_or) inf_d2_2 <= inf_d1_2;
-    if (out_valid_or) e0_minus_1_d1_2 <= e0_minus_1_2;
-    if (out_valid_or) sign_d1_2 <= sign_2;
-    if (out_valid_or) sign_d2_2 <= sign_d1_2;
-    if (out_valid_or) normal_field_d1_2 <= normal_field_2;
-    if (out_valid_or) shifted_q_2 <= shifted_2[47];
-    if (out_valid_or) increment_d1_2 <= increment_2;
-    if (out_valid_or) packed_d1_2 <= packed_3;
-    if (out_valid_or) result_sign_d1_2 <= result_sign_2;
-    if (out_valid_or) opposite_d1 <= opposite;
-    if (out_valid_or) big_padded_d1 <= big_padded;
-    if (out_valid_or) aligned_d1 <= aligned;
-    if (out_valid_or) sum_d1 <= sum;
-    if (out_valid_or) big_exp_d1 <= big_exp;
-    if (out_valid_or) big_exp_d2 <= big_exp_d1;
-    if (out_valid_or) left_d1 <= left;
-    if (out_valid_or) sum_d2 <= sum_d1;
-    if (out_valid_or) field_base_d1 <= field_base;
-    if (out_valid_or) field_base_d2 <= field_base_d1;
-    if (out_valid_or) field_base_d3 <= field_base_d2;
-    if (out_valid_or) normalized_d1 <= normalized;
-    if (out_valid_or) field_d1 <= field;
-    if (out_valid_or) inf_d1_3 <= inf_3;
-    if (out_valid_or) inf_d2_3 <= inf_d1_3;
-    if (out_valid_or) inf_d3 <= inf_d2_3;
-    if (out_valid_or) inf_d4 <= inf_d3;
-    if (out_valid_or) inf_sign_d1 <= inf_sign;
-    if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
-    if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
-    if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
-    if (out_valid_or) big_sign_d1 <= big_sign;
-    if (out_valid_or) big_sign_d2 <= big_sign_d1;
-    if (out_valid_or) big_sign_d3 <= big_sign_d2;
-    if (out_valid_or) big_sign_d4 <= big_sign_d3;
-    if (out_valid_or) zero_sign_d1 <= zero_sign;
-    if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
-    if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
-    if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
-    if (out_valid_or) exact_zero_d1 <= exact_zero;
-    if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
-    if (out_valid_or) nan_d1_3 <= nan_3;
-    if (out_valid_or) nan_d2_3 <= nan_d1_3;
-    if (out_valid_or) nan_d3 <= nan_d2_3;
-    if (out_valid_or) nan_d4 <= nan_d3;
-    if (out_valid_or) s_axis_tdata_q <= s_axis_tdata[159:128];
-    if (out_valid_or) s_axis_tdata_q_2 <= s_axis_tdata_q;
-    if (out_valid_or) s_axis_tdata_q_3 <= s_axis_tdata_q_2;
-    if (out_valid_or) s_axis_tdata_q_4 <= s_axis_tdata_q_3;
-    if (out_valid_or) s_axis_tdata_q_5 <= s_axis_tdata_q_4;
-    if (out_valid_or) s_axis_tdata_q_6 <= s_axis_tdata_q_5;
-    if (out_valid_or) s_axis_tdata_q_7 <= s_axis_tdata_q_6;
-    if (out_valid_or) a_sig_d1_3 <= a_sig_4;
-    if (out_valid_or) b_sig_d1_3 <= b_sig_4;
-    if (out_valid_or) lz_d1_3 <= lz_4;
-    if (out_valid_or) fine_d1_3 <= fine_3;
-    if (out_valid_or) nan_d1_4 <= nan_4;
-    if (out_valid_or) inf_d1_4 <= inf_4;
-    if (out_valid_or) zero_d1_3 <= zero_3;
-    if (out_valid_or) product_d1_3 <= product_3;
-    if (out_valid_or) scale_d1_3 <= scale_3;
-    if (out_valid_or) normal_d1_3 <= normal_3;
-    if (out_valid_or) coarse_d1_3 <= coarse_3;
-    if (out_valid_or) over_high_d1_3 <= over_high_3;
-    if (out_valid_or) over_low_d1_3 <= over_low_3;
-    if (out_valid_or) forced_early_d1_3 <= forced_early_3;
-    if (out_valid_or) nan_d2_4 <= nan_d1_4;
-    if (out_valid_or) zero_d2_3 <= zero_d1_3;
-    if (out_valid_or) inf_d2_4 <= inf_d1_4;
-    if (out_valid_or) e0_minus_1_d1_3 <= e0_minus_1_3;
-    if (out_valid_or) sign_d1_3 <= sign_3;
-    if (out_valid_or) sign_d2_3 <= sign_d1_3;
-    if (out_valid_or) normal_field_d1_3 <= normal_field_3;
-    if (out_valid_or) shifted_q_3 <= shifted_4[47];
-    if (out_valid_or) increment_d1_3 <= increment_4;
-    if (out_valid_or) packed_d1_3 <= packed_5;
-    if (out_valid_or) result_sign_d1_3 <= result_sign_3;
-    if (out_valid_or) s_axis_tdata_q_8 <= s_axis_tdata[31:0];
-    if (out_valid_or) s_axis_tdata_q_9 <= s_axis_tdata_q_8;
-    if (out_valid_or) s_axis_tdata_q_10 <= s_axis_tdata_q_9;
-    if (out_valid_or) s_axis_tdata_q_11 <= s_axis_tdata_q_10;
-    if (out_valid_or) s_axis_tdata_q_12 <= s_axis_tdata_q_11;
-    if (out_valid_or) s_axis_tdata_q_13 <= s_axis_tdata_q_12;
-    if (out_valid_or) s_axis_tdata_q_14 <= s_axis_tdata_q_13;
-    if (out_valid_or) for_a_sign_q <= s_axis_tdata_q_14;
-    if (out_valid_or) for_a_sign_q_2 <= for_a_sign_q;
-    if (out_valid_or) for_a_sign_q_3 <= for_a_sign_q_2;
-    if (out_valid_or) opposite_d1_2 <= opposite_2;
-    if (out_valid_or) big_padded_d1_2 <= big_padded_2;
-    if (out_valid_or) aligned_d1_2 <= aligned_2;
-    if (out_valid_or) sum_d1_2 <= sum_2;
-    if (out_valid_or) big_exp_d1_2 <= big_exp_2;
-    if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
-    if (out_valid_or) left_d1_2 <= left_2;
-    if (out_valid_or) sum_d2_2 <= sum_d1_2;
-    if (out_valid_or) field_base_d1_2 <= field_base_2;
-    if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
-    if (out_valid_or) field_base_d3_2 <= field_base_d2_2;
-    if (out_valid_or) normalized_d1_2 <= normalized_2;
-    if (out_valid_or) field_d1_2 <= field_2;
-    if (out_valid_or) inf_d1_5 <= inf_5;
-    if (out_valid_or) inf_d2_5 <= inf_d1_5;
-    if (out_valid_or) inf_d3_2 <= inf_d2_5;
-    if (out_valid_or) inf_d4_2 <= inf_d3_2;
-    if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
-    if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
-    if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
-    if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
-    if (out_valid_or) big_sign_d1_2 <= big_sign_2;
-    if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
-    if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
-    if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
-    if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
-    if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
-    if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
-    if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
-    if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
-    if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
-    if (out_valid_or) nan_d1_5 <= nan_5;
-    if (out_valid_or) nan_d2_5 <= nan_d1_5;
-    if (out_valid_or) nan_d3_2 <= nan_d2_5;
-    if (out_valid_or) nan_d4_2 <= nan_d3_2;
-    if (out_valid_or) res_new_d1 <= res_new;
-    if (out_valid_or) res_new_d2 <= res_new_d1;
-    if (out_valid_or) res_new_d3 <= res_new_d2;
-    if (out_valid_or) res_new_d4 <= res_new_d3;
-    if (out_valid_or) res_new_d5 <= res_new_d4;
-    if (out_valid_or) res_new_d6 <= res_new_d5;
-    if (out_valid_or) res_new_d7 <= res_new_d6;
-    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
-    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
-    if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
-    if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
-    if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
-    if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
-    if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
-    if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
-    if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= s_axis_tvalid_q_8;
-    if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
-    if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
-    if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
-    if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
-    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_5;
+    if (ce) opposite_d1 <= opposite;
+    if (ce) big_padded_d1 <= big_padded;
+    if (ce) aligned_d1 <= aligned;
+    if (ce) sum_d1 <= sum;
+    if (ce) big_exp_d1 <= big_exp;
+    if (ce) big_exp_d2 <= big_exp_d1;
+    if (ce) left_d1 <= left;
+    if (ce) sum_d2 <= sum_d1;
+    if (ce) field_base_d1 <= field_base;
+    if (ce) field_base_d2 <= field_base_d1;
+    if (ce) field_base_d3 <= field_base_d2;
+    if (ce) normalized_d1 <= normalized;
+    if (ce) field_d1 <= field;
+    if (ce) inf_d1 <= inf;
+    if (ce) inf_d2 <= inf_d1;
+    if (ce) inf_d3 <= inf_d2;
+    if (ce) inf_d4 <= inf_d3;
+    if (ce) inf_sign_d1 <= inf_sign;
+    if (ce) inf_sign_d2 <= inf_sign_d1;
+    if (ce) inf_sign_d3 <= inf_sign_d2;
+    if (ce) inf_sign_d4 <= inf_sign_d3;
+    if (ce) big_sign_d1 <= big_sign;
+    if (ce) big_sign_d2 <= big_sign_d1;
+    if (ce) big_sign_d3 <= big_sign_d2;
+    if (ce) big_sign_d4 <= big_sign_d3;
+    if (ce) zero_sign_d1 <= zero_sign;
+    if (ce) zero_sign_d2 <= zero_sign_d1;
+    if (ce) zero_sign_d3 <= zero_sign_d2;
+    if (ce) zero_sign_d4 <= zero_sign_d3;
+    if (ce) exact_zero_d1 <= exact_zero;
+    if (ce) exact_zero_d2 <= exact_zero_d1;
+    if (ce) nan_d1 <= nan;
+    if (ce) nan_d2 <= nan_d1;
+    if (ce) nan_d3 <= nan_d2;
+    if (ce) nan_d4 <= nan_d3;
 end
 
-assign m_axis_tdata = {res_new_d7, q_new};
-assign m_axis_tvalid = out_valid;
-assign s_axis_tready = out_valid_or;
+assign y = result;
 endmodule
+// verilator lint_on DECLFILENAME

@@ -35,18 +35,42 @@ module reduce_f32x4(
     output wire m_axis_tvalid;
 
 // verilator lint_off UNUSEDSIGNAL
+// beat control travels to the stage t where all per-beat values are ready
+reg s_axis_tvalid_q;
+reg s_axis_tvalid_q_2;
+reg s_axis_tvalid_q_3;
+reg s_axis_tvalid_q_4;
+reg s_axis_tvalid_q_5;
+reg s_axis_tvalid_q_6;
+reg s_axis_tvalid_q_7;
+reg s_axis_tvalid_q_8;
+reg s_axis_tlast_q;
+reg s_axis_tlast_q_2;
+reg s_axis_tlast_q_3;
+reg s_axis_tlast_q_4;
+reg s_axis_tlast_q_5;
+reg s_axis_tlast_q_6;
+reg s_axis_tlast_q_7;
+reg s_axis_tlast_q_8;
+// accumulation at stage t; the partial leaving the adder is fed back from stage t + L
+wire closes;
+reg [7:0] open_vector;
+wire consumed;
+wire slot_valid;
+wire [31:0] sum_term_sel;
+wire [31:0] result_sel;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0;
-wire s_axis_tdata_is255;
-wire s_axis_tdata_is0_2;
+wire sum_term_is0;
+wire sum_term_is255;
+wire sum_term_is0_2;
 wire a_sign;
 wire a_inf;
 wire a_nan;
 wire [23:0] a_sig;
 wire [7:0] a_exp;
-wire s_axis_tdata_is0_3;
-wire s_axis_tdata_is255_2;
-wire s_axis_tdata_is0_4;
+wire result_is0;
+wire result_is255;
+wire result_is0_2;
 wire b_sign;
 wire b_inf;
 wire b_nan;
@@ -274,18 +298,45 @@ reg nan_d2;
 reg nan_d3;
 reg nan_d4;
 wire [31:0] result;
+reg slot_valid_q;
+reg slot_valid_q_2;
+reg slot_valid_q_3;
+reg slot_valid_q_4;
+reg [7:0] open_vector_q;
+reg [7:0] open_vector_q_2;
+reg [7:0] open_vector_q_3;
+reg [7:0] open_vector_q_4;
+reg closes_q;
+reg closes_q_2;
+reg closes_q_3;
+reg closes_q_4;
+// window of the partials that left in the previous L - 1 cycles, at stage t + L
+wire is_final;
+reg is_final_q;
+reg [7:0] open_vector_q_5;
+reg is_final_q_2;
+reg [7:0] open_vector_q_6;
+reg is_final_q_3;
+reg [7:0] open_vector_q_7;
+wire done;
+reg [31:0] result_q;
+wire [31:0] result_sel_2;
+reg [31:0] result_q_2;
+wire [31:0] result_sel_3;
+reg [31:0] result_q_3;
+wire [31:0] result_sel_4;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire s_axis_tdata_is0_5;
-wire s_axis_tdata_is255_3;
-wire s_axis_tdata_is0_6;
+wire result_is0_3;
+wire result_is255_2;
+wire result_is0_4;
 wire a_sign_2;
 wire a_inf_2;
 wire a_nan_2;
 wire [23:0] a_sig_2;
 wire [7:0] a_exp_2;
-wire s_axis_tdata_is0_7;
-wire s_axis_tdata_is255_4;
-wire s_axis_tdata_is0_8;
+wire result_is0_5;
+wire result_is255_3;
+wire result_is0_6;
 wire b_sign_2;
 wire b_inf_2;
 wire b_nan_2;
@@ -514,17 +565,17 @@ reg nan_d3_2;
 reg nan_d4_2;
 wire [31:0] result_2;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0;
-wire result_is255;
-wire result_is0_2;
+wire result_is0_7;
+wire result_is255_4;
+wire result_is0_8;
 wire a_sign_3;
 wire a_inf_3;
 wire a_nan_3;
 wire [23:0] a_sig_3;
 wire [7:0] a_exp_3;
-wire result_is0_3;
-wire result_is255_2;
-wire result_is0_4;
+wire result_is0_9;
+wire result_is255_5;
+wire result_is0_10;
 wire b_sign_3;
 wire b_inf_3;
 wire b_nan_3;
@@ -751,43 +802,19 @@ reg nan_d1_3;
 reg nan_d2_3;
 reg nan_d3_3;
 reg nan_d4_3;
-wire [31:0] sum_term;
-// beat control travels to the stage t where all per-beat values are ready
-reg s_axis_tvalid_q;
-reg s_axis_tvalid_q_2;
-reg s_axis_tvalid_q_3;
-reg s_axis_tvalid_q_4;
-reg s_axis_tvalid_q_5;
-reg s_axis_tvalid_q_6;
-reg s_axis_tvalid_q_7;
-reg s_axis_tvalid_q_8;
-reg s_axis_tlast_q;
-reg s_axis_tlast_q_2;
-reg s_axis_tlast_q_3;
-reg s_axis_tlast_q_4;
-reg s_axis_tlast_q_5;
-reg s_axis_tlast_q_6;
-reg s_axis_tlast_q_7;
-reg s_axis_tlast_q_8;
-// accumulation at stage t; the partial leaving the adder is fed back from stage t + L
-wire closes;
-reg [7:0] open_vector;
-wire consumed;
-wire slot_valid;
-wire [31:0] sum_term_sel;
-wire [31:0] result_sel;
+wire [31:0] result_3;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire sum_term_is0;
-wire sum_term_is255;
-wire sum_term_is0_2;
+wire result_is0_11;
+wire result_is255_6;
+wire result_is0_12;
 wire a_sign_4;
 wire a_inf_4;
 wire a_nan_4;
 wire [23:0] a_sig_4;
 wire [7:0] a_exp_4;
-wire result_is0_5;
-wire result_is255_3;
-wire result_is0_6;
+wire result_is0_13;
+wire result_is255_7;
+wire result_is0_14;
 wire b_sign_4;
 wire b_inf_4;
 wire b_nan_4;
@@ -1014,751 +1041,7 @@ reg nan_d1_4;
 reg nan_d2_4;
 reg nan_d3_4;
 reg nan_d4_4;
-wire [31:0] result_3;
-reg slot_valid_q;
-reg slot_valid_q_2;
-reg slot_valid_q_3;
-reg slot_valid_q_4;
-reg [7:0] open_vector_q;
-reg [7:0] open_vector_q_2;
-reg [7:0] open_vector_q_3;
-reg [7:0] open_vector_q_4;
-reg closes_q;
-reg closes_q_2;
-reg closes_q_3;
-reg closes_q_4;
-// window of the partials that left in the previous L - 1 cycles, at stage t + L
-wire is_final;
-reg is_final_q;
-reg [7:0] open_vector_q_5;
-reg is_final_q_2;
-reg [7:0] open_vector_q_6;
-reg is_final_q_3;
-reg [7:0] open_vector_q_7;
-wire done;
-reg [31:0] result_q;
-wire [31:0] result_sel_2;
-reg [31:0] result_q_2;
-wire [31:0] result_sel_3;
-reg [31:0] result_q_3;
-wire [31:0] result_sel_4;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0_7;
-wire result_is255_4;
-wire result_is0_8;
-wire a_sign_5;
-wire a_inf_5;
-wire a_nan_5;
-wire [23:0] a_sig_5;
-wire [7:0] a_exp_5;
-wire result_is0_9;
-wire result_is255_5;
-wire result_is0_10;
-wire b_sign_5;
-wire b_inf_5;
-wire b_nan_5;
-wire [23:0] b_sig_5;
-wire [7:0] b_exp_5;
-wire opposite_5;
-wire nan_5;
-wire inf_5;
-wire inf_sign_5;
-wire zero_sign_5;
-wire swap_5;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-wire big_sign_5;
-wire [7:0] big_exp_5;
-wire [7:0] small_exp_5;
-wire [7:0] distance_5;
-wire [23:0] big_sig_5;
-wire [23:0] small_sig_5;
-wire [4:0] amount_5;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_9;
-wire [5:0] amount_cat_9;
-wire small_sig_not_17;
-wire small_sig_not_18;
-wire small_sig_sel_121;
-wire [40:0] small_sig_cat_10;
-wire small_sig_not_19;
-wire small_sig_not_20;
-wire for_align_sticky_sel_9;
-wire small_sig_sel_122;
-wire small_sig_sel_123;
-wire small_sig_sel_124;
-wire small_sig_sel_125;
-wire small_sig_sel_126;
-wire small_sig_sel_127;
-wire small_sig_sel_128;
-wire small_sig_sel_129;
-wire small_sig_sel_130;
-wire small_sig_sel_131;
-wire small_sig_sel_132;
-wire small_sig_sel_133;
-wire small_sig_sel_134;
-wire small_sig_sel_135;
-wire small_sig_sel_136;
-wire small_sig_sel_137;
-wire small_sig_sel_138;
-wire small_sig_sel_139;
-wire small_sig_sel_140;
-wire small_sig_sel_141;
-wire small_sig_sel_142;
-wire small_sig_sel_143;
-wire small_sig_sel_144;
-wire small_sig_sel_145;
-wire small_sig_sel_146;
-wire small_sig_sel_147;
-wire small_sig_sel_148;
-wire small_sig_sel_149;
-wire small_sig_sel_150;
-wire [28:0] for_shifted_cat_5;
-wire for_align_sticky_not_9;
-wire for_align_sticky_not_10;
-wire for_align_sticky_sel_10;
-wire sel_153;
-wire sel_154;
-wire sel_155;
-wire sel_156;
-wire sel_157;
-wire sel_158;
-wire sel_159;
-wire sel_160;
-wire sel_161;
-wire sel_162;
-wire sel_163;
-wire sel_164;
-wire sel_165;
-wire sel_166;
-wire sel_167;
-wire sel_168;
-wire sel_169;
-wire sel_170;
-wire for_shifted_sel_33;
-wire for_shifted_sel_34;
-wire for_shifted_sel_35;
-wire for_shifted_sel_36;
-wire for_shifted_sel_37;
-wire for_shifted_sel_38;
-wire for_shifted_sel_39;
-wire for_shifted_sel_40;
-wire [25:0] shifted_5;
-wire [2:0] amount_cat_10;
-wire align_sticky_5;
-wire [27:0] big_padded_5;
-wire [27:0] aligned_5;
-wire [8:0] field_base_5;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_5;
-reg [27:0] big_padded_d1_5;
-reg [27:0] aligned_d1_5;
-wire [28:0] big_padded_d1_plus_5;
-wire [27:0] sum_5;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_5;
-wire exact_zero_5;
-wire [31:0] sum_d1_cat_21;
-wire sum_d1_is0_33;
-wire sum_d1_is0_34;
-wire sum_d1_is0_35;
-wire sum_d1_is0_36;
-wire sum_d1_is0_37;
-wire sum_d1_is0_38;
-wire sum_d1_is0_39;
-wire sum_d1_is0_40;
-wire sum_d1_and_29;
-wire [1:0] sum_d1_sel_33;
-wire [1:0] sum_d1_sel_34;
-wire sum_d1_and_30;
-wire [1:0] sum_d1_sel_35;
-wire [1:0] sum_d1_sel_36;
-wire sum_d1_and_31;
-wire [1:0] sum_d1_sel_37;
-wire [1:0] sum_d1_sel_38;
-wire sum_d1_and_32;
-wire [1:0] sum_d1_sel_39;
-wire [1:0] sum_d1_sel_40;
-wire sum_d1_and_33;
-wire sum_d1_and_34;
-wire sum_d1_and_35;
-wire [3:0] sum_d1_cat_22;
-wire [3:0] sum_d1_cat_23;
-wire [3:0] sum_d1_cat_24;
-wire [3:0] sum_d1_cat_25;
-wire [4:0] lz_5;
-reg [7:0] big_exp_d1_5;
-reg [7:0] big_exp_d2_5;
-wire [4:0] left_5;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_5;
-wire [5:0] left_d1_cat_5;
-reg [27:0] sum_d2_5;
-wire [27:0] sum_d2_cat_9;
-wire sum_d2_sel_81;
-wire sum_d2_sel_82;
-wire sum_d2_sel_83;
-wire sum_d2_sel_84;
-wire sum_d2_sel_85;
-wire sum_d2_sel_86;
-wire sum_d2_sel_87;
-wire sum_d2_sel_88;
-wire sum_d2_sel_89;
-wire sum_d2_sel_90;
-wire sum_d2_sel_91;
-wire sum_d2_sel_92;
-wire sum_d2_sel_93;
-wire sum_d2_sel_94;
-wire sum_d2_sel_95;
-wire sum_d2_sel_96;
-wire sum_d2_sel_97;
-wire sum_d2_sel_98;
-wire sum_d2_sel_99;
-wire sum_d2_sel_100;
-wire [27:0] sum_d2_cat_10;
-wire sel_171;
-wire sel_172;
-wire sel_173;
-wire sel_174;
-wire sel_175;
-wire sel_176;
-wire sel_177;
-wire sel_178;
-wire sel_179;
-wire sel_180;
-wire sel_181;
-wire sel_182;
-wire sel_183;
-wire sel_184;
-wire sel_185;
-wire sel_186;
-wire sel_187;
-wire sel_188;
-wire sel_189;
-wire sel_190;
-wire for_normalized_sel_25;
-wire for_normalized_sel_26;
-wire for_normalized_sel_27;
-wire for_normalized_sel_28;
-wire for_normalized_sel_29;
-wire for_normalized_sel_30;
-wire [27:0] normalized_5;
-reg [8:0] field_base_d1_5;
-reg [8:0] field_base_d2_5;
-reg [8:0] field_base_d3_5;
-wire [8:0] field_5;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_5;
-wire [22:0] kept_5;
-wire guard_5;
-wire sticky_5;
-wire increment_5;
-reg [8:0] field_d1_5;
-wire [31:0] packed_6;
-wire overflow_before_5;
-// add: rounding increment, overflow to infinity, special cases
-wire [31:0] rounded_5;
-wire overflow_5;
-reg inf_d1_5;
-reg inf_d2_5;
-reg inf_d3_5;
-reg inf_d4_5;
-reg inf_sign_d1_5;
-reg inf_sign_d2_5;
-reg inf_sign_d3_5;
-reg inf_sign_d4_5;
-reg big_sign_d1_5;
-reg big_sign_d2_5;
-reg big_sign_d3_5;
-reg big_sign_d4_5;
-reg zero_sign_d1_5;
-reg zero_sign_d2_5;
-reg zero_sign_d3_5;
-reg zero_sign_d4_5;
-reg exact_zero_d1_5;
-reg exact_zero_d2_5;
-reg nan_d1_5;
-reg nan_d2_5;
-reg nan_d3_5;
-reg nan_d4_5;
 wire [31:0] result_4;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0_11;
-wire result_is255_6;
-wire result_is0_12;
-wire a_sign_6;
-wire a_inf_6;
-wire a_nan_6;
-wire [23:0] a_sig_6;
-wire [7:0] a_exp_6;
-wire result_is0_13;
-wire result_is255_7;
-wire result_is0_14;
-wire b_sign_6;
-wire b_inf_6;
-wire b_nan_6;
-wire [23:0] b_sig_6;
-wire [7:0] b_exp_6;
-wire opposite_6;
-wire nan_6;
-wire inf_6;
-wire inf_sign_6;
-wire zero_sign_6;
-wire swap_6;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-wire big_sign_6;
-wire [7:0] big_exp_6;
-wire [7:0] small_exp_6;
-wire [7:0] distance_6;
-wire [23:0] big_sig_6;
-wire [23:0] small_sig_6;
-wire [4:0] amount_6;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_11;
-wire [5:0] amount_cat_11;
-wire small_sig_not_21;
-wire small_sig_not_22;
-wire small_sig_sel_151;
-wire [40:0] small_sig_cat_12;
-wire small_sig_not_23;
-wire small_sig_not_24;
-wire for_align_sticky_sel_11;
-wire small_sig_sel_152;
-wire small_sig_sel_153;
-wire small_sig_sel_154;
-wire small_sig_sel_155;
-wire small_sig_sel_156;
-wire small_sig_sel_157;
-wire small_sig_sel_158;
-wire small_sig_sel_159;
-wire small_sig_sel_160;
-wire small_sig_sel_161;
-wire small_sig_sel_162;
-wire small_sig_sel_163;
-wire small_sig_sel_164;
-wire small_sig_sel_165;
-wire small_sig_sel_166;
-wire small_sig_sel_167;
-wire small_sig_sel_168;
-wire small_sig_sel_169;
-wire small_sig_sel_170;
-wire small_sig_sel_171;
-wire small_sig_sel_172;
-wire small_sig_sel_173;
-wire small_sig_sel_174;
-wire small_sig_sel_175;
-wire small_sig_sel_176;
-wire small_sig_sel_177;
-wire small_sig_sel_178;
-wire small_sig_sel_179;
-wire small_sig_sel_180;
-wire [28:0] for_shifted_cat_6;
-wire for_align_sticky_not_11;
-wire for_align_sticky_not_12;
-wire for_align_sticky_sel_12;
-wire sel_191;
-wire sel_192;
-wire sel_193;
-wire sel_194;
-wire sel_195;
-wire sel_196;
-wire sel_197;
-wire sel_198;
-wire sel_199;
-wire sel_200;
-wire sel_201;
-wire sel_202;
-wire sel_203;
-wire sel_204;
-wire sel_205;
-wire sel_206;
-wire sel_207;
-wire sel_208;
-wire for_shifted_sel_41;
-wire for_shifted_sel_42;
-wire for_shifted_sel_43;
-wire for_shifted_sel_44;
-wire for_shifted_sel_45;
-wire for_shifted_sel_46;
-wire for_shifted_sel_47;
-wire for_shifted_sel_48;
-wire [25:0] shifted_6;
-wire [2:0] amount_cat_12;
-wire align_sticky_6;
-wire [27:0] big_padded_6;
-wire [27:0] aligned_6;
-wire [8:0] field_base_6;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_6;
-reg [27:0] big_padded_d1_6;
-reg [27:0] aligned_d1_6;
-wire [28:0] big_padded_d1_plus_6;
-wire [27:0] sum_6;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_6;
-wire exact_zero_6;
-wire [31:0] sum_d1_cat_26;
-wire sum_d1_is0_41;
-wire sum_d1_is0_42;
-wire sum_d1_is0_43;
-wire sum_d1_is0_44;
-wire sum_d1_is0_45;
-wire sum_d1_is0_46;
-wire sum_d1_is0_47;
-wire sum_d1_is0_48;
-wire sum_d1_and_36;
-wire [1:0] sum_d1_sel_41;
-wire [1:0] sum_d1_sel_42;
-wire sum_d1_and_37;
-wire [1:0] sum_d1_sel_43;
-wire [1:0] sum_d1_sel_44;
-wire sum_d1_and_38;
-wire [1:0] sum_d1_sel_45;
-wire [1:0] sum_d1_sel_46;
-wire sum_d1_and_39;
-wire [1:0] sum_d1_sel_47;
-wire [1:0] sum_d1_sel_48;
-wire sum_d1_and_40;
-wire sum_d1_and_41;
-wire sum_d1_and_42;
-wire [3:0] sum_d1_cat_27;
-wire [3:0] sum_d1_cat_28;
-wire [3:0] sum_d1_cat_29;
-wire [3:0] sum_d1_cat_30;
-wire [4:0] lz_6;
-reg [7:0] big_exp_d1_6;
-reg [7:0] big_exp_d2_6;
-wire [4:0] left_6;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_6;
-wire [5:0] left_d1_cat_6;
-reg [27:0] sum_d2_6;
-wire [27:0] sum_d2_cat_11;
-wire sum_d2_sel_101;
-wire sum_d2_sel_102;
-wire sum_d2_sel_103;
-wire sum_d2_sel_104;
-wire sum_d2_sel_105;
-wire sum_d2_sel_106;
-wire sum_d2_sel_107;
-wire sum_d2_sel_108;
-wire sum_d2_sel_109;
-wire sum_d2_sel_110;
-wire sum_d2_sel_111;
-wire sum_d2_sel_112;
-wire sum_d2_sel_113;
-wire sum_d2_sel_114;
-wire sum_d2_sel_115;
-wire sum_d2_sel_116;
-wire sum_d2_sel_117;
-wire sum_d2_sel_118;
-wire sum_d2_sel_119;
-wire sum_d2_sel_120;
-wire [27:0] sum_d2_cat_12;
-wire sel_209;
-wire sel_210;
-wire sel_211;
-wire sel_212;
-wire sel_213;
-wire sel_214;
-wire sel_215;
-wire sel_216;
-wire sel_217;
-wire sel_218;
-wire sel_219;
-wire sel_220;
-wire sel_221;
-wire sel_222;
-wire sel_223;
-wire sel_224;
-wire sel_225;
-wire sel_226;
-wire sel_227;
-wire sel_228;
-wire for_normalized_sel_31;
-wire for_normalized_sel_32;
-wire for_normalized_sel_33;
-wire for_normalized_sel_34;
-wire for_normalized_sel_35;
-wire for_normalized_sel_36;
-wire [27:0] normalized_6;
-reg [8:0] field_base_d1_6;
-reg [8:0] field_base_d2_6;
-reg [8:0] field_base_d3_6;
-wire [8:0] field_6;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_6;
-wire [22:0] kept_6;
-wire guard_6;
-wire sticky_6;
-wire increment_6;
-reg [8:0] field_d1_6;
-wire [31:0] packed_7;
-wire overflow_before_6;
-// add: rounding increment, overflow to infinity, special cases
-wire [31:0] rounded_6;
-wire overflow_6;
-reg inf_d1_6;
-reg inf_d2_6;
-reg inf_d3_6;
-reg inf_d4_6;
-reg inf_sign_d1_6;
-reg inf_sign_d2_6;
-reg inf_sign_d3_6;
-reg inf_sign_d4_6;
-reg big_sign_d1_6;
-reg big_sign_d2_6;
-reg big_sign_d3_6;
-reg big_sign_d4_6;
-reg zero_sign_d1_6;
-reg zero_sign_d2_6;
-reg zero_sign_d3_6;
-reg zero_sign_d4_6;
-reg exact_zero_d1_6;
-reg exact_zero_d2_6;
-reg nan_d1_6;
-reg nan_d2_6;
-reg nan_d3_6;
-reg nan_d4_6;
-wire [31:0] result_5;
-// add: operands, special cases, order by magnitude, trailing zeros
-wire result_is0_15;
-wire result_is255_8;
-wire result_is0_16;
-wire a_sign_7;
-wire a_inf_7;
-wire a_nan_7;
-wire [23:0] a_sig_7;
-wire [7:0] a_exp_7;
-wire result_is0_17;
-wire result_is255_9;
-wire result_is0_18;
-wire b_sign_7;
-wire b_inf_7;
-wire b_nan_7;
-wire [23:0] b_sig_7;
-wire [7:0] b_exp_7;
-wire opposite_7;
-wire nan_7;
-wire inf_7;
-wire inf_sign_7;
-wire zero_sign_7;
-wire swap_7;
-// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-wire big_sign_7;
-wire [7:0] big_exp_7;
-wire [7:0] small_exp_7;
-wire [7:0] distance_7;
-wire [23:0] big_sig_7;
-wire [23:0] small_sig_7;
-wire [4:0] amount_7;
-// add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_13;
-wire [5:0] amount_cat_13;
-wire small_sig_not_25;
-wire small_sig_not_26;
-wire small_sig_sel_181;
-wire [40:0] small_sig_cat_14;
-wire small_sig_not_27;
-wire small_sig_not_28;
-wire for_align_sticky_sel_13;
-wire small_sig_sel_182;
-wire small_sig_sel_183;
-wire small_sig_sel_184;
-wire small_sig_sel_185;
-wire small_sig_sel_186;
-wire small_sig_sel_187;
-wire small_sig_sel_188;
-wire small_sig_sel_189;
-wire small_sig_sel_190;
-wire small_sig_sel_191;
-wire small_sig_sel_192;
-wire small_sig_sel_193;
-wire small_sig_sel_194;
-wire small_sig_sel_195;
-wire small_sig_sel_196;
-wire small_sig_sel_197;
-wire small_sig_sel_198;
-wire small_sig_sel_199;
-wire small_sig_sel_200;
-wire small_sig_sel_201;
-wire small_sig_sel_202;
-wire small_sig_sel_203;
-wire small_sig_sel_204;
-wire small_sig_sel_205;
-wire small_sig_sel_206;
-wire small_sig_sel_207;
-wire small_sig_sel_208;
-wire small_sig_sel_209;
-wire small_sig_sel_210;
-wire [28:0] for_shifted_cat_7;
-wire for_align_sticky_not_13;
-wire for_align_sticky_not_14;
-wire for_align_sticky_sel_14;
-wire sel_229;
-wire sel_230;
-wire sel_231;
-wire sel_232;
-wire sel_233;
-wire sel_234;
-wire sel_235;
-wire sel_236;
-wire sel_237;
-wire sel_238;
-wire sel_239;
-wire sel_240;
-wire sel_241;
-wire sel_242;
-wire sel_243;
-wire sel_244;
-wire sel_245;
-wire sel_246;
-wire for_shifted_sel_49;
-wire for_shifted_sel_50;
-wire for_shifted_sel_51;
-wire for_shifted_sel_52;
-wire for_shifted_sel_53;
-wire for_shifted_sel_54;
-wire for_shifted_sel_55;
-wire for_shifted_sel_56;
-wire [25:0] shifted_7;
-wire [2:0] amount_cat_14;
-wire align_sticky_7;
-wire [27:0] big_padded_7;
-wire [27:0] aligned_7;
-wire [8:0] field_base_7;
-// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-reg opposite_d1_7;
-reg [27:0] big_padded_d1_7;
-reg [27:0] aligned_d1_7;
-wire [28:0] big_padded_d1_plus_7;
-wire [27:0] sum_7;
-// add: leading zeros, at most big_exp (no shift below the smallest normal)
-reg [27:0] sum_d1_7;
-wire exact_zero_7;
-wire [31:0] sum_d1_cat_31;
-wire sum_d1_is0_49;
-wire sum_d1_is0_50;
-wire sum_d1_is0_51;
-wire sum_d1_is0_52;
-wire sum_d1_is0_53;
-wire sum_d1_is0_54;
-wire sum_d1_is0_55;
-wire sum_d1_is0_56;
-wire sum_d1_and_43;
-wire [1:0] sum_d1_sel_49;
-wire [1:0] sum_d1_sel_50;
-wire sum_d1_and_44;
-wire [1:0] sum_d1_sel_51;
-wire [1:0] sum_d1_sel_52;
-wire sum_d1_and_45;
-wire [1:0] sum_d1_sel_53;
-wire [1:0] sum_d1_sel_54;
-wire sum_d1_and_46;
-wire [1:0] sum_d1_sel_55;
-wire [1:0] sum_d1_sel_56;
-wire sum_d1_and_47;
-wire sum_d1_and_48;
-wire sum_d1_and_49;
-wire [3:0] sum_d1_cat_32;
-wire [3:0] sum_d1_cat_33;
-wire [3:0] sum_d1_cat_34;
-wire [3:0] sum_d1_cat_35;
-wire [4:0] lz_7;
-reg [7:0] big_exp_d1_7;
-reg [7:0] big_exp_d2_7;
-wire [4:0] left_7;
-// add: normalisation shift; exponent field
-reg [4:0] left_d1_7;
-wire [5:0] left_d1_cat_7;
-reg [27:0] sum_d2_7;
-wire [27:0] sum_d2_cat_13;
-wire sum_d2_sel_121;
-wire sum_d2_sel_122;
-wire sum_d2_sel_123;
-wire sum_d2_sel_124;
-wire sum_d2_sel_125;
-wire sum_d2_sel_126;
-wire sum_d2_sel_127;
-wire sum_d2_sel_128;
-wire sum_d2_sel_129;
-wire sum_d2_sel_130;
-wire sum_d2_sel_131;
-wire sum_d2_sel_132;
-wire sum_d2_sel_133;
-wire sum_d2_sel_134;
-wire sum_d2_sel_135;
-wire sum_d2_sel_136;
-wire sum_d2_sel_137;
-wire sum_d2_sel_138;
-wire sum_d2_sel_139;
-wire sum_d2_sel_140;
-wire [27:0] sum_d2_cat_14;
-wire sel_247;
-wire sel_248;
-wire sel_249;
-wire sel_250;
-wire sel_251;
-wire sel_252;
-wire sel_253;
-wire sel_254;
-wire sel_255;
-wire sel_256;
-wire sel_257;
-wire sel_258;
-wire sel_259;
-wire sel_260;
-wire sel_261;
-wire sel_262;
-wire sel_263;
-wire sel_264;
-wire sel_265;
-wire sel_266;
-wire for_normalized_sel_37;
-wire for_normalized_sel_38;
-wire for_normalized_sel_39;
-wire for_normalized_sel_40;
-wire for_normalized_sel_41;
-wire for_normalized_sel_42;
-wire [27:0] normalized_7;
-reg [8:0] field_base_d1_7;
-reg [8:0] field_base_d2_7;
-reg [8:0] field_base_d3_7;
-wire [8:0] field_7;
-// add: keep man + 1 bits, guard, sticky; round to nearest even
-reg [27:0] normalized_d1_7;
-wire [22:0] kept_7;
-wire guard_7;
-wire sticky_7;
-wire increment_7;
-reg [8:0] field_d1_7;
-wire [31:0] packed_8;
-wire overflow_before_7;
-// add: rounding increment, overflow to infinity, special cases
-wire [31:0] rounded_7;
-wire overflow_7;
-reg inf_d1_7;
-reg inf_d2_7;
-reg inf_d3_7;
-reg inf_d4_7;
-reg inf_sign_d1_7;
-reg inf_sign_d2_7;
-reg inf_sign_d3_7;
-reg inf_sign_d4_7;
-reg big_sign_d1_7;
-reg big_sign_d2_7;
-reg big_sign_d3_7;
-reg big_sign_d4_7;
-reg zero_sign_d1_7;
-reg zero_sign_d2_7;
-reg zero_sign_d3_7;
-reg zero_sign_d4_7;
-reg exact_zero_d1_7;
-reg exact_zero_d2_7;
-reg nan_d1_7;
-reg nan_d2_7;
-reg nan_d3_7;
-reg nan_d4_7;
-wire [31:0] result_6;
 // output stream
 reg done_q;
 reg done_q_2;
@@ -1769,31 +1052,43 @@ reg done_q_6;
 reg done_q_7;
 reg out_valid;
 wire out_valid_or;
+wire [31:0] v4_add_y;
+wire [31:0] v5_add_y;
+wire [31:0] v6_add_y;
 // verilator lint_on UNUSEDSIGNAL
 
+// ---- beat control travels to the stage t where all per-beat values are ready ----
+
+// ---- accumulation at stage t; the partial leaving the adder is fed back from stage t + L ----
+assign closes = s_axis_tvalid_q_8 & s_axis_tlast_q_8;
+assign consumed = slot_valid_q_4 & (open_vector_q_4 == open_vector);
+assign slot_valid = s_axis_tvalid_q_8 | consumed;
+assign sum_term_sel = s_axis_tvalid_q_8 ? v6_add_y : 32'h0;
+assign result_sel = consumed ? result : 32'h0;
+
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
-assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
-assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
-assign a_sign = s_axis_tdata[31];
-assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
-assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
-assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
-assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
-assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
-assign b_sign = s_axis_tdata[63];
-assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
-assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
-assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
+assign sum_term_is0 = sum_term_sel[30:23] == 8'h0;
+assign sum_term_is255 = sum_term_sel[30:23] == 8'hff;
+assign sum_term_is0_2 = sum_term_sel[22:0] == 23'h0;
+assign a_sign = sum_term_sel[31];
+assign a_inf = sum_term_is255 & sum_term_is0_2;
+assign a_nan = sum_term_is255 & (~sum_term_is0_2);
+assign a_sig = {(~sum_term_is0), sum_term_sel[22:0]};
+assign a_exp = sum_term_is0 ? 8'h1 : sum_term_sel[30:23];
+assign result_is0 = result_sel[30:23] == 8'h0;
+assign result_is255 = result_sel[30:23] == 8'hff;
+assign result_is0_2 = result_sel[22:0] == 23'h0;
+assign b_sign = result_sel[31];
+assign b_inf = result_is255 & result_is0_2;
+assign b_nan = result_is255 & (~result_is0_2);
+assign b_sig = {(~result_is0), result_sel[22:0]};
+assign b_exp = result_is0 ? 8'h1 : result_sel[30:23];
 assign opposite = a_sign ^ b_sign;
 assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
 assign inf = a_inf | b_inf;
 assign inf_sign = a_inf ? a_sign : b_sign;
 assign zero_sign = a_sign & b_sign;
-assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
+assign swap = sum_term_sel[30:0] < result_sel[30:0];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign = swap ? b_sign : a_sign;
@@ -2062,29 +1357,36 @@ assign rounded = packed_2 + ({31'h0, increment});
 assign overflow = overflow_before | (~(rounded[31:23] < 9'hff));
 assign result = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
 
+// ---- window of the partials that left in the previous L - 1 cycles, at stage t + L ----
+assign is_final = slot_valid_q_4 & (~(open_vector_q_4 == open_vector));
+assign done = slot_valid_q_4 & closes_q_4;
+assign result_sel_2 = (is_final_q & (open_vector_q_5 == open_vector_q_4)) ? result_q : 32'h0;
+assign result_sel_3 = (is_final_q_2 & (open_vector_q_6 == open_vector_q_4)) ? result_q_2 : 32'h0;
+assign result_sel_4 = (is_final_q_3 & (open_vector_q_7 == open_vector_q_4)) ? result_q_3 : 32'h0;
+
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_is0_5 = s_axis_tdata[94:87] == 8'h0;
-assign s_axis_tdata_is255_3 = s_axis_tdata[94:87] == 8'hff;
-assign s_axis_tdata_is0_6 = s_axis_tdata[86:64] == 23'h0;
-assign a_sign_2 = s_axis_tdata[95];
-assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
-assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
-assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata[86:64]};
-assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[94:87];
-assign s_axis_tdata_is0_7 = s_axis_tdata[126:119] == 8'h0;
-assign s_axis_tdata_is255_4 = s_axis_tdata[126:119] == 8'hff;
-assign s_axis_tdata_is0_8 = s_axis_tdata[118:96] == 23'h0;
-assign b_sign_2 = s_axis_tdata[127];
-assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
-assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
-assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata[118:96]};
-assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[126:119];
+assign result_is0_3 = result[30:23] == 8'h0;
+assign result_is255_2 = result[30:23] == 8'hff;
+assign result_is0_4 = result[22:0] == 23'h0;
+assign a_sign_2 = result[31];
+assign a_inf_2 = result_is255_2 & result_is0_4;
+assign a_nan_2 = result_is255_2 & (~result_is0_4);
+assign a_sig_2 = {(~result_is0_3), result[22:0]};
+assign a_exp_2 = result_is0_3 ? 8'h1 : result[30:23];
+assign result_is0_5 = result_sel_2[30:23] == 8'h0;
+assign result_is255_3 = result_sel_2[30:23] == 8'hff;
+assign result_is0_6 = result_sel_2[22:0] == 23'h0;
+assign b_sign_2 = result_sel_2[31];
+assign b_inf_2 = result_is255_3 & result_is0_6;
+assign b_nan_2 = result_is255_3 & (~result_is0_6);
+assign b_sig_2 = {(~result_is0_5), result_sel_2[22:0]};
+assign b_exp_2 = result_is0_5 ? 8'h1 : result_sel_2[30:23];
 assign opposite_2 = a_sign_2 ^ b_sign_2;
 assign nan_2 = a_nan_2 | b_nan_2 | (a_inf_2 & b_inf_2 & opposite_2);
 assign inf_2 = a_inf_2 | b_inf_2;
 assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
 assign zero_sign_2 = a_sign_2 & b_sign_2;
-assign swap_2 = s_axis_tdata[94:64] < s_axis_tdata[126:96];
+assign swap_2 = result[30:0] < result_sel_2[30:0];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign_2 = swap_2 ? b_sign_2 : a_sign_2;
@@ -2356,28 +1658,28 @@ assign overflow_2 = overflow_before_2 | (~(rounded_2[31:23] < 9'hff));
 assign result_2 = nan_d4_2 ? 32'h7fc00000 : (exact_zero_d2_2 ? ({zero_sign_d4_2, 31'h0}) : ({(inf_d4_2 ? inf_sign_d4_2 : big_sign_d4_2), ((overflow_2 | inf_d4_2) ? 31'h7f800000 : rounded_2[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0 = result[30:23] == 8'h0;
-assign result_is255 = result[30:23] == 8'hff;
-assign result_is0_2 = result[22:0] == 23'h0;
-assign a_sign_3 = result[31];
-assign a_inf_3 = result_is255 & result_is0_2;
-assign a_nan_3 = result_is255 & (~result_is0_2);
-assign a_sig_3 = {(~result_is0), result[22:0]};
-assign a_exp_3 = result_is0 ? 8'h1 : result[30:23];
-assign result_is0_3 = result_2[30:23] == 8'h0;
-assign result_is255_2 = result_2[30:23] == 8'hff;
-assign result_is0_4 = result_2[22:0] == 23'h0;
-assign b_sign_3 = result_2[31];
-assign b_inf_3 = result_is255_2 & result_is0_4;
-assign b_nan_3 = result_is255_2 & (~result_is0_4);
-assign b_sig_3 = {(~result_is0_3), result_2[22:0]};
-assign b_exp_3 = result_is0_3 ? 8'h1 : result_2[30:23];
+assign result_is0_7 = result_sel_3[30:23] == 8'h0;
+assign result_is255_4 = result_sel_3[30:23] == 8'hff;
+assign result_is0_8 = result_sel_3[22:0] == 23'h0;
+assign a_sign_3 = result_sel_3[31];
+assign a_inf_3 = result_is255_4 & result_is0_8;
+assign a_nan_3 = result_is255_4 & (~result_is0_8);
+assign a_sig_3 = {(~result_is0_7), result_sel_3[22:0]};
+assign a_exp_3 = result_is0_7 ? 8'h1 : result_sel_3[30:23];
+assign result_is0_9 = result_sel_4[30:23] == 8'h0;
+assign result_is255_5 = result_sel_4[30:23] == 8'hff;
+assign result_is0_10 = result_sel_4[22:0] == 23'h0;
+assign b_sign_3 = result_sel_4[31];
+assign b_inf_3 = result_is255_5 & result_is0_10;
+assign b_nan_3 = result_is255_5 & (~result_is0_10);
+assign b_sig_3 = {(~result_is0_9), result_sel_4[22:0]};
+assign b_exp_3 = result_is0_9 ? 8'h1 : result_sel_4[30:23];
 assign opposite_3 = a_sign_3 ^ b_sign_3;
 assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite_3);
 assign inf_3 = a_inf_3 | b_inf_3;
 assign inf_sign_3 = a_inf_3 ? a_sign_3 : b_sign_3;
 assign zero_sign_3 = a_sign_3 & b_sign_3;
-assign swap_3 = result[30:0] < result_2[30:0];
+assign swap_3 = result_sel_3[30:0] < result_sel_4[30:0];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign_3 = swap_3 ? b_sign_3 : a_sign_3;
@@ -2647,40 +1949,31 @@ assign overflow_before_3 = ~(field_d1_3 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_3 = packed_4 + ({31'h0, increment_3});
 assign overflow_3 = overflow_before_3 | (~(rounded_3[31:23] < 9'hff));
-assign sum_term = nan_d4_3 ? 32'h7fc00000 : (exact_zero_d2_3 ? ({zero_sign_d4_3, 31'h0}) : ({(inf_d4_3 ? inf_sign_d4_3 : big_sign_d4_3), ((overflow_3 | inf_d4_3) ? 31'h7f800000 : rounded_3[30:0])}));
-
-// ---- beat control travels to the stage t where all per-beat values are ready ----
-
-// ---- accumulation at stage t; the partial leaving the adder is fed back from stage t + L ----
-assign closes = s_axis_tvalid_q_8 & s_axis_tlast_q_8;
-assign consumed = slot_valid_q_4 & (open_vector_q_4 == open_vector);
-assign slot_valid = s_axis_tvalid_q_8 | consumed;
-assign sum_term_sel = s_axis_tvalid_q_8 ? sum_term : 32'h0;
-assign result_sel = consumed ? result_3 : 32'h0;
+assign result_3 = nan_d4_3 ? 32'h7fc00000 : (exact_zero_d2_3 ? ({zero_sign_d4_3, 31'h0}) : ({(inf_d4_3 ? inf_sign_d4_3 : big_sign_d4_3), ((overflow_3 | inf_d4_3) ? 31'h7f800000 : rounded_3[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign sum_term_is0 = sum_term_sel[30:23] == 8'h0;
-assign sum_term_is255 = sum_term_sel[30:23] == 8'hff;
-assign sum_term_is0_2 = sum_term_sel[22:0] == 23'h0;
-assign a_sign_4 = sum_term_sel[31];
-assign a_inf_4 = sum_term_is255 & sum_term_is0_2;
-assign a_nan_4 = sum_term_is255 & (~sum_term_is0_2);
-assign a_sig_4 = {(~sum_term_is0), sum_term_sel[22:0]};
-assign a_exp_4 = sum_term_is0 ? 8'h1 : sum_term_sel[30:23];
-assign result_is0_5 = result_sel[30:23] == 8'h0;
-assign result_is255_3 = result_sel[30:23] == 8'hff;
-assign result_is0_6 = result_sel[22:0] == 23'h0;
-assign b_sign_4 = result_sel[31];
-assign b_inf_4 = result_is255_3 & result_is0_6;
-assign b_nan_4 = result_is255_3 & (~result_is0_6);
-assign b_sig_4 = {(~result_is0_5), result_sel[22:0]};
-assign b_exp_4 = result_is0_5 ? 8'h1 : result_sel[30:23];
+assign result_is0_11 = result_2[30:23] == 8'h0;
+assign result_is255_6 = result_2[30:23] == 8'hff;
+assign result_is0_12 = result_2[22:0] == 23'h0;
+assign a_sign_4 = result_2[31];
+assign a_inf_4 = result_is255_6 & result_is0_12;
+assign a_nan_4 = result_is255_6 & (~result_is0_12);
+assign a_sig_4 = {(~result_is0_11), result_2[22:0]};
+assign a_exp_4 = result_is0_11 ? 8'h1 : result_2[30:23];
+assign result_is0_13 = result_3[30:23] == 8'h0;
+assign result_is255_7 = result_3[30:23] == 8'hff;
+assign result_is0_14 = result_3[22:0] == 23'h0;
+assign b_sign_4 = result_3[31];
+assign b_inf_4 = result_is255_7 & result_is0_14;
+assign b_nan_4 = result_is255_7 & (~result_is0_14);
+assign b_sig_4 = {(~result_is0_13), result_3[22:0]};
+assign b_exp_4 = result_is0_13 ? 8'h1 : result_3[30:23];
 assign opposite_4 = a_sign_4 ^ b_sign_4;
 assign nan_4 = a_nan_4 | b_nan_4 | (a_inf_4 & b_inf_4 & opposite_4);
 assign inf_4 = a_inf_4 | b_inf_4;
 assign inf_sign_4 = a_inf_4 ? a_sign_4 : b_sign_4;
 assign zero_sign_4 = a_sign_4 & b_sign_4;
-assign swap_4 = sum_term_sel[30:0] < result_sel[30:0];
+assign swap_4 = result_2[30:0] < result_3[30:0];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign_4 = swap_4 ? b_sign_4 : a_sign_4;
@@ -2951,906 +2244,59 @@ assign overflow_before_4 = ~(field_d1_4 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_4 = packed_5 + ({31'h0, increment_4});
 assign overflow_4 = overflow_before_4 | (~(rounded_4[31:23] < 9'hff));
-assign result_3 = nan_d4_4 ? 32'h7fc00000 : (exact_zero_d2_4 ? ({zero_sign_d4_4, 31'h0}) : ({(inf_d4_4 ? inf_sign_d4_4 : big_sign_d4_4), ((overflow_4 | inf_d4_4) ? 31'h7f800000 : rounded_4[30:0])}));
-
-// ---- window of the partials that left in the previous L - 1 cycles, at stage t + L ----
-assign is_final = slot_valid_q_4 & (~(open_vector_q_4 == open_vector));
-assign done = slot_valid_q_4 & closes_q_4;
-assign result_sel_2 = (is_final_q & (open_vector_q_5 == open_vector_q_4)) ? result_q : 32'h0;
-assign result_sel_3 = (is_final_q_2 & (open_vector_q_6 == open_vector_q_4)) ? result_q_2 : 32'h0;
-assign result_sel_4 = (is_final_q_3 & (open_vector_q_7 == open_vector_q_4)) ? result_q_3 : 32'h0;
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0_7 = result_3[30:23] == 8'h0;
-assign result_is255_4 = result_3[30:23] == 8'hff;
-assign result_is0_8 = result_3[22:0] == 23'h0;
-assign a_sign_5 = result_3[31];
-assign a_inf_5 = result_is255_4 & result_is0_8;
-assign a_nan_5 = result_is255_4 & (~result_is0_8);
-assign a_sig_5 = {(~result_is0_7), result_3[22:0]};
-assign a_exp_5 = result_is0_7 ? 8'h1 : result_3[30:23];
-assign result_is0_9 = result_sel_2[30:23] == 8'h0;
-assign result_is255_5 = result_sel_2[30:23] == 8'hff;
-assign result_is0_10 = result_sel_2[22:0] == 23'h0;
-assign b_sign_5 = result_sel_2[31];
-assign b_inf_5 = result_is255_5 & result_is0_10;
-assign b_nan_5 = result_is255_5 & (~result_is0_10);
-assign b_sig_5 = {(~result_is0_9), result_sel_2[22:0]};
-assign b_exp_5 = result_is0_9 ? 8'h1 : result_sel_2[30:23];
-assign opposite_5 = a_sign_5 ^ b_sign_5;
-assign nan_5 = a_nan_5 | b_nan_5 | (a_inf_5 & b_inf_5 & opposite_5);
-assign inf_5 = a_inf_5 | b_inf_5;
-assign inf_sign_5 = a_inf_5 ? a_sign_5 : b_sign_5;
-assign zero_sign_5 = a_sign_5 & b_sign_5;
-assign swap_5 = result_3[30:0] < result_sel_2[30:0];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_5 = swap_5 ? b_sign_5 : a_sign_5;
-assign big_exp_5 = swap_5 ? b_exp_5 : a_exp_5;
-assign small_exp_5 = swap_5 ? a_exp_5 : b_exp_5;
-assign distance_5 = big_exp_5 - small_exp_5;
-assign big_sig_5 = swap_5 ? b_sig_5 : a_sig_5;
-assign small_sig_5 = swap_5 ? a_sig_5 : b_sig_5;
-assign amount_5 = (~(distance_5[7:5] == 3'h0)) ? 5'h1f : distance_5[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_9 = {small_sig_5, 2'h0};
-assign amount_cat_9 = {1'h0, amount_5};
-assign small_sig_not_17 = ~(small_sig_cat_9[15:0] == 16'h0);
-assign small_sig_not_18 = ~(small_sig_cat_9[25:16] == 10'h0);
-assign small_sig_sel_121 = amount_cat_9[5] ? (amount_cat_9[4] ? (small_sig_not_17 | small_sig_not_18) : (small_sig_not_17 | small_sig_not_18)) : (amount_cat_9[4] & small_sig_not_17);
-assign small_sig_cat_10 = {15'h0, (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[25])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[24])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[23])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[22])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[21])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[20])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[19])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[18])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[17])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[16])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[15])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[14])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[13])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[12])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[11])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[10])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[25] : small_sig_cat_9[9])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[24] : small_sig_cat_9[8])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[23] : small_sig_cat_9[7])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[22] : small_sig_cat_9[6])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[21] : small_sig_cat_9[5])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[20] : small_sig_cat_9[4])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[19] : small_sig_cat_9[3])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[18] : small_sig_cat_9[2])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[17] : small_sig_cat_9[1])),
-    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[16] : small_sig_cat_9[0]))};
-assign small_sig_not_19 = ~(small_sig_cat_10[3:0] == 4'h0);
-assign small_sig_not_20 = ~(small_sig_cat_10[7:4] == 4'h0);
-assign for_align_sticky_sel_9 = amount_cat_9[2] ? (small_sig_not_19 | small_sig_not_20 | (~(small_sig_cat_10[11:8] == 4'h0))) : (small_sig_not_19 | small_sig_not_20);
-assign small_sig_sel_122 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[40] : small_sig_cat_10[36]) : (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]);
-assign small_sig_sel_123 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[39] : small_sig_cat_10[35]) : (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]);
-assign small_sig_sel_124 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[38] : small_sig_cat_10[34]) : (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]);
-assign small_sig_sel_125 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[37] : small_sig_cat_10[33]) : (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]);
-assign small_sig_sel_126 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[36] : small_sig_cat_10[32]) : (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]);
-assign small_sig_sel_127 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[35] : small_sig_cat_10[31]) : (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]);
-assign small_sig_sel_128 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[34] : small_sig_cat_10[30]) : (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]);
-assign small_sig_sel_129 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[33] : small_sig_cat_10[29]) : (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]);
-assign small_sig_sel_130 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]) : (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]);
-assign small_sig_sel_131 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]) : (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]);
-assign small_sig_sel_132 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]) : (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]);
-assign small_sig_sel_133 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]) : (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]);
-assign small_sig_sel_134 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]) : (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]);
-assign small_sig_sel_135 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]) : (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]);
-assign small_sig_sel_136 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]) : (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]);
-assign small_sig_sel_137 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]) : (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]);
-assign small_sig_sel_138 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]) : (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]);
-assign small_sig_sel_139 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]) : (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]);
-assign small_sig_sel_140 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]) : (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]);
-assign small_sig_sel_141 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]) : (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]);
-assign small_sig_sel_142 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]) : (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]);
-assign small_sig_sel_143 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]) : (amount_cat_9[2] ? small_sig_cat_10[11] : small_sig_cat_10[7]);
-assign small_sig_sel_144 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]) : (amount_cat_9[2] ? small_sig_cat_10[10] : small_sig_cat_10[6]);
-assign small_sig_sel_145 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]) : (amount_cat_9[2] ? small_sig_cat_10[9] : small_sig_cat_10[5]);
-assign small_sig_sel_146 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]) : (amount_cat_9[2] ? small_sig_cat_10[8] : small_sig_cat_10[4]);
-assign small_sig_sel_147 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]) : (amount_cat_9[2] ? small_sig_cat_10[7] : small_sig_cat_10[3]);
-assign small_sig_sel_148 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]) : (amount_cat_9[2] ? small_sig_cat_10[6] : small_sig_cat_10[2]);
-assign small_sig_sel_149 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]) : (amount_cat_9[2] ? small_sig_cat_10[5] : small_sig_cat_10[1]);
-assign small_sig_sel_150 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]) : (amount_cat_9[2] ? small_sig_cat_10[4] : small_sig_cat_10[0]);
-assign for_shifted_cat_5 = {small_sig_sel_122, small_sig_sel_123, small_sig_sel_124, small_sig_sel_125, small_sig_sel_126,
-    small_sig_sel_127, small_sig_sel_128, small_sig_sel_129, small_sig_sel_130, small_sig_sel_131,
-    small_sig_sel_132, small_sig_sel_133, small_sig_sel_134, small_sig_sel_135, small_sig_sel_136,
-    small_sig_sel_137, small_sig_sel_138, small_sig_sel_139, small_sig_sel_140, small_sig_sel_141,
-    small_sig_sel_142, small_sig_sel_143, small_sig_sel_144, small_sig_sel_145, small_sig_sel_146,
-    small_sig_sel_147, small_sig_sel_148, small_sig_sel_149, small_sig_sel_150};
-assign for_align_sticky_not_9 = ~(for_shifted_cat_5[0] == 1'h0);
-assign for_align_sticky_not_10 = ~(for_shifted_cat_5[1] == 1'h0);
-assign for_align_sticky_sel_10 = amount_cat_9[0] ? (for_align_sticky_not_9 | for_align_sticky_not_10 | (~(for_shifted_cat_5[2] == 1'h0))) : (for_align_sticky_not_9 | for_align_sticky_not_10);
-assign sel_153 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[28] : for_shifted_cat_5[27]) : (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]);
-assign sel_154 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[27] : for_shifted_cat_5[26]) : (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]);
-assign sel_155 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]) : (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]);
-assign sel_156 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]) : (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]);
-assign sel_157 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]) : (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]);
-assign sel_158 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]) : (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]);
-assign sel_159 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]) : (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]);
-assign sel_160 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]) : (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]);
-assign sel_161 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]) : (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]);
-assign sel_162 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]) : (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]);
-assign sel_163 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]) : (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]);
-assign sel_164 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]) : (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]);
-assign sel_165 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]) : (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]);
-assign sel_166 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]) : (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]);
-assign sel_167 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]) : (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]);
-assign sel_168 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]) : (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]);
-assign sel_169 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]) : (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]);
-assign sel_170 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]) : (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]);
-assign for_shifted_sel_33 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]) : (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]);
-assign for_shifted_sel_34 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]) : (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]);
-assign for_shifted_sel_35 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]) : (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]);
-assign for_shifted_sel_36 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]) : (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]);
-assign for_shifted_sel_37 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]) : (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]);
-assign for_shifted_sel_38 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]) : (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]);
-assign for_shifted_sel_39 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]) : (amount_cat_9[0] ? for_shifted_cat_5[2] : for_shifted_cat_5[1]);
-assign for_shifted_sel_40 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]) : (amount_cat_9[0] ? for_shifted_cat_5[1] : for_shifted_cat_5[0]);
-assign shifted_5 = {sel_153, sel_154, sel_155, sel_156, sel_157, sel_158, sel_159, sel_160, sel_161, sel_162, sel_163,
-    sel_164, sel_165, sel_166, sel_167, sel_168, sel_169, sel_170, for_shifted_sel_33,
-    for_shifted_sel_34, for_shifted_sel_35, for_shifted_sel_36, for_shifted_sel_37, for_shifted_sel_38,
-    for_shifted_sel_39, for_shifted_sel_40};
-assign amount_cat_10 = {small_sig_sel_121, (amount_cat_9[3] ? for_align_sticky_sel_9 : (amount_cat_9[2] & small_sig_not_19)),
-    (amount_cat_9[1] ? for_align_sticky_sel_10 : (amount_cat_9[0] & for_align_sticky_not_9))};
-assign align_sticky_5 = ~(amount_cat_10 == 3'h0);
-assign big_padded_5 = {1'h0, big_sig_5, 3'h0};
-assign aligned_5 = {1'h0, shifted_5, align_sticky_5};
-assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d1_5}) + ({(aligned_d1_5 ^
-    ({opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5})),
-    opposite_d1_5});
-assign sum_5 = big_padded_d1_plus_5[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_5 = sum_d1_5 == 28'h0;
-assign sum_d1_cat_21 = {sum_d1_5, 4'hf};
-assign sum_d1_is0_33 = sum_d1_cat_21[31:30] == 2'h0;
-assign sum_d1_is0_34 = sum_d1_cat_21[27:26] == 2'h0;
-assign sum_d1_is0_35 = sum_d1_cat_21[23:22] == 2'h0;
-assign sum_d1_is0_36 = sum_d1_cat_21[19:18] == 2'h0;
-assign sum_d1_is0_37 = sum_d1_cat_21[15:14] == 2'h0;
-assign sum_d1_is0_38 = sum_d1_cat_21[11:10] == 2'h0;
-assign sum_d1_is0_39 = sum_d1_cat_21[7:6] == 2'h0;
-assign sum_d1_is0_40 = sum_d1_cat_21[3:2] == 2'h0;
-assign sum_d1_and_29 = sum_d1_is0_33 & (sum_d1_cat_21[29:28] == 2'h0);
-assign sum_d1_sel_33 = sum_d1_is0_33 ? ({sum_d1_is0_33, (~sum_d1_cat_21[29])}) : ({sum_d1_is0_33, (~sum_d1_cat_21[31])});
-assign sum_d1_sel_34 = sum_d1_is0_34 ? ({sum_d1_is0_34, (~sum_d1_cat_21[25])}) : ({sum_d1_is0_34, (~sum_d1_cat_21[27])});
-assign sum_d1_and_30 = sum_d1_is0_35 & (sum_d1_cat_21[21:20] == 2'h0);
-assign sum_d1_sel_35 = sum_d1_is0_35 ? ({sum_d1_is0_35, (~sum_d1_cat_21[21])}) : ({sum_d1_is0_35, (~sum_d1_cat_21[23])});
-assign sum_d1_sel_36 = sum_d1_is0_36 ? ({sum_d1_is0_36, (~sum_d1_cat_21[17])}) : ({sum_d1_is0_36, (~sum_d1_cat_21[19])});
-assign sum_d1_and_31 = sum_d1_is0_37 & (sum_d1_cat_21[13:12] == 2'h0);
-assign sum_d1_sel_37 = sum_d1_is0_37 ? ({sum_d1_is0_37, (~sum_d1_cat_21[13])}) : ({sum_d1_is0_37, (~sum_d1_cat_21[15])});
-assign sum_d1_sel_38 = sum_d1_is0_38 ? ({sum_d1_is0_38, (~sum_d1_cat_21[9])}) : ({sum_d1_is0_38, (~sum_d1_cat_21[11])});
-assign sum_d1_and_32 = sum_d1_is0_39 & (sum_d1_cat_21[5:4] == 2'h0);
-assign sum_d1_sel_39 = sum_d1_is0_39 ? ({sum_d1_is0_39, (~sum_d1_cat_21[5])}) : ({sum_d1_is0_39, (~sum_d1_cat_21[7])});
-assign sum_d1_sel_40 = sum_d1_is0_40 ? ({sum_d1_is0_40, (~sum_d1_cat_21[1])}) : ({sum_d1_is0_40, (~sum_d1_cat_21[3])});
-assign sum_d1_and_33 = sum_d1_and_29 & sum_d1_is0_34 & (sum_d1_cat_21[25:24] == 2'h0);
-assign sum_d1_and_34 = sum_d1_and_31 & sum_d1_is0_38 & (sum_d1_cat_21[9:8] == 2'h0);
-assign sum_d1_and_35 = sum_d1_and_33 & sum_d1_and_30 & sum_d1_is0_36 & (sum_d1_cat_21[17:16] == 2'h0);
-assign sum_d1_cat_22 = {sum_d1_and_33, (sum_d1_and_30 ? ({sum_d1_and_30, sum_d1_sel_36}) : ({sum_d1_and_30, sum_d1_sel_35}))};
-assign sum_d1_cat_23 = {sum_d1_and_33, (sum_d1_and_29 ? ({sum_d1_and_29, sum_d1_sel_34}) : ({sum_d1_and_29, sum_d1_sel_33}))};
-assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
-assign sum_d1_cat_25 = {sum_d1_and_34, (sum_d1_and_31 ? ({sum_d1_and_31, sum_d1_sel_38}) : ({sum_d1_and_31, sum_d1_sel_37}))};
-assign lz_5 = sum_d1_and_35 ? ({sum_d1_and_35, (sum_d1_and_34 ? sum_d1_cat_24 : sum_d1_cat_25)}) : ({sum_d1_and_35, (sum_d1_and_33 ? sum_d1_cat_22 : sum_d1_cat_23)});
-assign left_5 = (({3'h0, lz_5}) < big_exp_d2_5) ? lz_5 : big_exp_d2_5[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_5 = {1'h0, left_d1_5};
-assign sum_d2_cat_9 = {(left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[11] : sum_d2_5[27])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[10] : sum_d2_5[26])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[9] : sum_d2_5[25])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[8] : sum_d2_5[24])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[7] : sum_d2_5[23])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[6] : sum_d2_5[22])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[5] : sum_d2_5[21])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[4] : sum_d2_5[20])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[3] : sum_d2_5[19])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[2] : sum_d2_5[18])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[1] : sum_d2_5[17])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[0] : sum_d2_5[16])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[15])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[14])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[13])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[12])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[11])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[10])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[9])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[8])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[7])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[6])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[5])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[4])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[3])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[2])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[1])),
-    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[0]))};
-assign sum_d2_sel_81 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]) : (left_d1_cat_5[2] ? sum_d2_cat_9[23] : sum_d2_cat_9[27]);
-assign sum_d2_sel_82 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]) : (left_d1_cat_5[2] ? sum_d2_cat_9[22] : sum_d2_cat_9[26]);
-assign sum_d2_sel_83 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]) : (left_d1_cat_5[2] ? sum_d2_cat_9[21] : sum_d2_cat_9[25]);
-assign sum_d2_sel_84 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]) : (left_d1_cat_5[2] ? sum_d2_cat_9[20] : sum_d2_cat_9[24]);
-assign sum_d2_sel_85 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]) : (left_d1_cat_5[2] ? sum_d2_cat_9[19] : sum_d2_cat_9[23]);
-assign sum_d2_sel_86 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]) : (left_d1_cat_5[2] ? sum_d2_cat_9[18] : sum_d2_cat_9[22]);
-assign sum_d2_sel_87 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]) : (left_d1_cat_5[2] ? sum_d2_cat_9[17] : sum_d2_cat_9[21]);
-assign sum_d2_sel_88 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]) : (left_d1_cat_5[2] ? sum_d2_cat_9[16] : sum_d2_cat_9[20]);
-assign sum_d2_sel_89 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]) : (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]);
-assign sum_d2_sel_90 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]) : (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]);
-assign sum_d2_sel_91 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]) : (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]);
-assign sum_d2_sel_92 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]) : (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]);
-assign sum_d2_sel_93 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7]) : (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]);
-assign sum_d2_sel_94 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6]) : (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]);
-assign sum_d2_sel_95 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5]) : (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]);
-assign sum_d2_sel_96 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4]) : (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]);
-assign sum_d2_sel_97 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3]) : (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]);
-assign sum_d2_sel_98 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2]) : (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]);
-assign sum_d2_sel_99 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1]) : (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]);
-assign sum_d2_sel_100 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]) : (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]);
-assign sum_d2_cat_10 = {sum_d2_sel_81, sum_d2_sel_82, sum_d2_sel_83, sum_d2_sel_84, sum_d2_sel_85, sum_d2_sel_86,
-    sum_d2_sel_87, sum_d2_sel_88, sum_d2_sel_89, sum_d2_sel_90, sum_d2_sel_91, sum_d2_sel_92,
-    sum_d2_sel_93, sum_d2_sel_94, sum_d2_sel_95, sum_d2_sel_96, sum_d2_sel_97, sum_d2_sel_98,
-    sum_d2_sel_99, sum_d2_sel_100,
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1])),
-    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]))};
-assign sel_171 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]) : (left_d1_cat_5[0] ? sum_d2_cat_10[26] : sum_d2_cat_10[27]);
-assign sel_172 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]) : (left_d1_cat_5[0] ? sum_d2_cat_10[25] : sum_d2_cat_10[26]);
-assign sel_173 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]) : (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]);
-assign sel_174 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]) : (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]);
-assign sel_175 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]) : (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]);
-assign sel_176 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]) : (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]);
-assign sel_177 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]) : (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]);
-assign sel_178 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]) : (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]);
-assign sel_179 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]) : (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]);
-assign sel_180 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]) : (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]);
-assign sel_181 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]) : (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]);
-assign sel_182 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]) : (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]);
-assign sel_183 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]) : (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]);
-assign sel_184 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]) : (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]);
-assign sel_185 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]) : (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]);
-assign sel_186 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]) : (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]);
-assign sel_187 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]) : (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]);
-assign sel_188 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]) : (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]);
-assign sel_189 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]) : (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]);
-assign sel_190 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]) : (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]);
-assign for_normalized_sel_25 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]) : (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]);
-assign for_normalized_sel_26 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]) : (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]);
-assign for_normalized_sel_27 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]) : (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]);
-assign for_normalized_sel_28 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]) : (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]);
-assign for_normalized_sel_29 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1]) : (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]);
-assign for_normalized_sel_30 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]) : (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]);
-assign normalized_5 = {sel_171, sel_172, sel_173, sel_174, sel_175, sel_176, sel_177, sel_178, sel_179, sel_180, sel_181,
-    sel_182, sel_183, sel_184, sel_185, sel_186, sel_187, sel_188, sel_189, sel_190,
-    for_normalized_sel_25, for_normalized_sel_26, for_normalized_sel_27, for_normalized_sel_28,
-    for_normalized_sel_29, for_normalized_sel_30,
-    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1])),
-    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]))};
-assign field_5 = normalized_5[27] ? (field_base_d3_5 - ({4'h0, left_d1_5})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_5 = normalized_d1_5[26:4];
-assign guard_5 = normalized_d1_5[3];
-assign sticky_5 = ~(normalized_d1_5[2:0] == 3'h0);
-assign increment_5 = guard_5 & (sticky_5 | normalized_d1_5[4]);
-assign packed_6 = {field_d1_5, kept_5};
-assign overflow_before_5 = ~(field_d1_5 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_5 = packed_6 + ({31'h0, increment_5});
-assign overflow_5 = overflow_before_5 | (~(rounded_5[31:23] < 9'hff));
-assign result_4 = nan_d4_5 ? 32'h7fc00000 : (exact_zero_d2_5 ? ({zero_sign_d4_5, 31'h0}) : ({(inf_d4_5 ? inf_sign_d4_5 : big_sign_d4_5), ((overflow_5 | inf_d4_5) ? 31'h7f800000 : rounded_5[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0_11 = result_sel_3[30:23] == 8'h0;
-assign result_is255_6 = result_sel_3[30:23] == 8'hff;
-assign result_is0_12 = result_sel_3[22:0] == 23'h0;
-assign a_sign_6 = result_sel_3[31];
-assign a_inf_6 = result_is255_6 & result_is0_12;
-assign a_nan_6 = result_is255_6 & (~result_is0_12);
-assign a_sig_6 = {(~result_is0_11), result_sel_3[22:0]};
-assign a_exp_6 = result_is0_11 ? 8'h1 : result_sel_3[30:23];
-assign result_is0_13 = result_sel_4[30:23] == 8'h0;
-assign result_is255_7 = result_sel_4[30:23] == 8'hff;
-assign result_is0_14 = result_sel_4[22:0] == 23'h0;
-assign b_sign_6 = result_sel_4[31];
-assign b_inf_6 = result_is255_7 & result_is0_14;
-assign b_nan_6 = result_is255_7 & (~result_is0_14);
-assign b_sig_6 = {(~result_is0_13), result_sel_4[22:0]};
-assign b_exp_6 = result_is0_13 ? 8'h1 : result_sel_4[30:23];
-assign opposite_6 = a_sign_6 ^ b_sign_6;
-assign nan_6 = a_nan_6 | b_nan_6 | (a_inf_6 & b_inf_6 & opposite_6);
-assign inf_6 = a_inf_6 | b_inf_6;
-assign inf_sign_6 = a_inf_6 ? a_sign_6 : b_sign_6;
-assign zero_sign_6 = a_sign_6 & b_sign_6;
-assign swap_6 = result_sel_3[30:0] < result_sel_4[30:0];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_6 = swap_6 ? b_sign_6 : a_sign_6;
-assign big_exp_6 = swap_6 ? b_exp_6 : a_exp_6;
-assign small_exp_6 = swap_6 ? a_exp_6 : b_exp_6;
-assign distance_6 = big_exp_6 - small_exp_6;
-assign big_sig_6 = swap_6 ? b_sig_6 : a_sig_6;
-assign small_sig_6 = swap_6 ? a_sig_6 : b_sig_6;
-assign amount_6 = (~(distance_6[7:5] == 3'h0)) ? 5'h1f : distance_6[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_11 = {small_sig_6, 2'h0};
-assign amount_cat_11 = {1'h0, amount_6};
-assign small_sig_not_21 = ~(small_sig_cat_11[15:0] == 16'h0);
-assign small_sig_not_22 = ~(small_sig_cat_11[25:16] == 10'h0);
-assign small_sig_sel_151 = amount_cat_11[5] ? (amount_cat_11[4] ? (small_sig_not_21 | small_sig_not_22) : (small_sig_not_21 | small_sig_not_22)) : (amount_cat_11[4] & small_sig_not_21);
-assign small_sig_cat_12 = {15'h0, (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[25])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[24])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[23])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[22])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[21])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[20])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[19])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[18])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[17])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[16])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[15])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[14])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[13])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[12])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[11])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[10])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[25] : small_sig_cat_11[9])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[24] : small_sig_cat_11[8])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[23] : small_sig_cat_11[7])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[22] : small_sig_cat_11[6])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[21] : small_sig_cat_11[5])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[20] : small_sig_cat_11[4])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[19] : small_sig_cat_11[3])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[18] : small_sig_cat_11[2])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[17] : small_sig_cat_11[1])),
-    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[16] : small_sig_cat_11[0]))};
-assign small_sig_not_23 = ~(small_sig_cat_12[3:0] == 4'h0);
-assign small_sig_not_24 = ~(small_sig_cat_12[7:4] == 4'h0);
-assign for_align_sticky_sel_11 = amount_cat_11[2] ? (small_sig_not_23 | small_sig_not_24 | (~(small_sig_cat_12[11:8] == 4'h0))) : (small_sig_not_23 | small_sig_not_24);
-assign small_sig_sel_152 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[40] : small_sig_cat_12[36]) : (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]);
-assign small_sig_sel_153 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[39] : small_sig_cat_12[35]) : (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]);
-assign small_sig_sel_154 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[38] : small_sig_cat_12[34]) : (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]);
-assign small_sig_sel_155 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[37] : small_sig_cat_12[33]) : (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]);
-assign small_sig_sel_156 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[36] : small_sig_cat_12[32]) : (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]);
-assign small_sig_sel_157 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[35] : small_sig_cat_12[31]) : (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]);
-assign small_sig_sel_158 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[34] : small_sig_cat_12[30]) : (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]);
-assign small_sig_sel_159 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[33] : small_sig_cat_12[29]) : (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]);
-assign small_sig_sel_160 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]) : (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]);
-assign small_sig_sel_161 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]) : (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]);
-assign small_sig_sel_162 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]) : (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]);
-assign small_sig_sel_163 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]) : (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]);
-assign small_sig_sel_164 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]) : (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]);
-assign small_sig_sel_165 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]) : (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]);
-assign small_sig_sel_166 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]) : (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]);
-assign small_sig_sel_167 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]) : (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]);
-assign small_sig_sel_168 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]) : (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]);
-assign small_sig_sel_169 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]) : (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]);
-assign small_sig_sel_170 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]) : (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]);
-assign small_sig_sel_171 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]) : (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]);
-assign small_sig_sel_172 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]) : (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]);
-assign small_sig_sel_173 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]) : (amount_cat_11[2] ? small_sig_cat_12[11] : small_sig_cat_12[7]);
-assign small_sig_sel_174 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]) : (amount_cat_11[2] ? small_sig_cat_12[10] : small_sig_cat_12[6]);
-assign small_sig_sel_175 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]) : (amount_cat_11[2] ? small_sig_cat_12[9] : small_sig_cat_12[5]);
-assign small_sig_sel_176 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]) : (amount_cat_11[2] ? small_sig_cat_12[8] : small_sig_cat_12[4]);
-assign small_sig_sel_177 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]) : (amount_cat_11[2] ? small_sig_cat_12[7] : small_sig_cat_12[3]);
-assign small_sig_sel_178 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]) : (amount_cat_11[2] ? small_sig_cat_12[6] : small_sig_cat_12[2]);
-assign small_sig_sel_179 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]) : (amount_cat_11[2] ? small_sig_cat_12[5] : small_sig_cat_12[1]);
-assign small_sig_sel_180 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]) : (amount_cat_11[2] ? small_sig_cat_12[4] : small_sig_cat_12[0]);
-assign for_shifted_cat_6 = {small_sig_sel_152, small_sig_sel_153, small_sig_sel_154, small_sig_sel_155, small_sig_sel_156,
-    small_sig_sel_157, small_sig_sel_158, small_sig_sel_159, small_sig_sel_160, small_sig_sel_161,
-    small_sig_sel_162, small_sig_sel_163, small_sig_sel_164, small_sig_sel_165, small_sig_sel_166,
-    small_sig_sel_167, small_sig_sel_168, small_sig_sel_169, small_sig_sel_170, small_sig_sel_171,
-    small_sig_sel_172, small_sig_sel_173, small_sig_sel_174, small_sig_sel_175, small_sig_sel_176,
-    small_sig_sel_177, small_sig_sel_178, small_sig_sel_179, small_sig_sel_180};
-assign for_align_sticky_not_11 = ~(for_shifted_cat_6[0] == 1'h0);
-assign for_align_sticky_not_12 = ~(for_shifted_cat_6[1] == 1'h0);
-assign for_align_sticky_sel_12 = amount_cat_11[0] ? (for_align_sticky_not_11 | for_align_sticky_not_12 | (~(for_shifted_cat_6[2] == 1'h0))) : (for_align_sticky_not_11 | for_align_sticky_not_12);
-assign sel_191 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[28] : for_shifted_cat_6[27]) : (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]);
-assign sel_192 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[27] : for_shifted_cat_6[26]) : (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]);
-assign sel_193 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]) : (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]);
-assign sel_194 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]) : (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]);
-assign sel_195 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]) : (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]);
-assign sel_196 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]) : (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]);
-assign sel_197 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]) : (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]);
-assign sel_198 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]) : (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]);
-assign sel_199 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]) : (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]);
-assign sel_200 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]) : (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]);
-assign sel_201 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]) : (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]);
-assign sel_202 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]) : (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]);
-assign sel_203 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]) : (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]);
-assign sel_204 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]) : (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]);
-assign sel_205 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]) : (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]);
-assign sel_206 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]) : (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]);
-assign sel_207 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]) : (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]);
-assign sel_208 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]) : (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]);
-assign for_shifted_sel_41 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]) : (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]);
-assign for_shifted_sel_42 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]) : (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]);
-assign for_shifted_sel_43 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]) : (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]);
-assign for_shifted_sel_44 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]) : (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]);
-assign for_shifted_sel_45 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]) : (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]);
-assign for_shifted_sel_46 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]) : (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]);
-assign for_shifted_sel_47 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]) : (amount_cat_11[0] ? for_shifted_cat_6[2] : for_shifted_cat_6[1]);
-assign for_shifted_sel_48 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]) : (amount_cat_11[0] ? for_shifted_cat_6[1] : for_shifted_cat_6[0]);
-assign shifted_6 = {sel_191, sel_192, sel_193, sel_194, sel_195, sel_196, sel_197, sel_198, sel_199, sel_200, sel_201,
-    sel_202, sel_203, sel_204, sel_205, sel_206, sel_207, sel_208, for_shifted_sel_41,
-    for_shifted_sel_42, for_shifted_sel_43, for_shifted_sel_44, for_shifted_sel_45, for_shifted_sel_46,
-    for_shifted_sel_47, for_shifted_sel_48};
-assign amount_cat_12 = {small_sig_sel_151,
-    (amount_cat_11[3] ? for_align_sticky_sel_11 : (amount_cat_11[2] & small_sig_not_23)),
-    (amount_cat_11[1] ? for_align_sticky_sel_12 : (amount_cat_11[0] & for_align_sticky_not_11))};
-assign align_sticky_6 = ~(amount_cat_12 == 3'h0);
-assign big_padded_6 = {1'h0, big_sig_6, 3'h0};
-assign aligned_6 = {1'h0, shifted_6, align_sticky_6};
-assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d1_6}) + ({(aligned_d1_6 ^
-    ({opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6})),
-    opposite_d1_6});
-assign sum_6 = big_padded_d1_plus_6[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_6 = sum_d1_6 == 28'h0;
-assign sum_d1_cat_26 = {sum_d1_6, 4'hf};
-assign sum_d1_is0_41 = sum_d1_cat_26[31:30] == 2'h0;
-assign sum_d1_is0_42 = sum_d1_cat_26[27:26] == 2'h0;
-assign sum_d1_is0_43 = sum_d1_cat_26[23:22] == 2'h0;
-assign sum_d1_is0_44 = sum_d1_cat_26[19:18] == 2'h0;
-assign sum_d1_is0_45 = sum_d1_cat_26[15:14] == 2'h0;
-assign sum_d1_is0_46 = sum_d1_cat_26[11:10] == 2'h0;
-assign sum_d1_is0_47 = sum_d1_cat_26[7:6] == 2'h0;
-assign sum_d1_is0_48 = sum_d1_cat_26[3:2] == 2'h0;
-assign sum_d1_and_36 = sum_d1_is0_41 & (sum_d1_cat_26[29:28] == 2'h0);
-assign sum_d1_sel_41 = sum_d1_is0_41 ? ({sum_d1_is0_41, (~sum_d1_cat_26[29])}) : ({sum_d1_is0_41, (~sum_d1_cat_26[31])});
-assign sum_d1_sel_42 = sum_d1_is0_42 ? ({sum_d1_is0_42, (~sum_d1_cat_26[25])}) : ({sum_d1_is0_42, (~sum_d1_cat_26[27])});
-assign sum_d1_and_37 = sum_d1_is0_43 & (sum_d1_cat_26[21:20] == 2'h0);
-assign sum_d1_sel_43 = sum_d1_is0_43 ? ({sum_d1_is0_43, (~sum_d1_cat_26[21])}) : ({sum_d1_is0_43, (~sum_d1_cat_26[23])});
-assign sum_d1_sel_44 = sum_d1_is0_44 ? ({sum_d1_is0_44, (~sum_d1_cat_26[17])}) : ({sum_d1_is0_44, (~sum_d1_cat_26[19])});
-assign sum_d1_and_38 = sum_d1_is0_45 & (sum_d1_cat_26[13:12] == 2'h0);
-assign sum_d1_sel_45 = sum_d1_is0_45 ? ({sum_d1_is0_45, (~sum_d1_cat_26[13])}) : ({sum_d1_is0_45, (~sum_d1_cat_26[15])});
-assign sum_d1_sel_46 = sum_d1_is0_46 ? ({sum_d1_is0_46, (~sum_d1_cat_26[9])}) : ({sum_d1_is0_46, (~sum_d1_cat_26[11])});
-assign sum_d1_and_39 = sum_d1_is0_47 & (sum_d1_cat_26[5:4] == 2'h0);
-assign sum_d1_sel_47 = sum_d1_is0_47 ? ({sum_d1_is0_47, (~sum_d1_cat_26[5])}) : ({sum_d1_is0_47, (~sum_d1_cat_26[7])});
-assign sum_d1_sel_48 = sum_d1_is0_48 ? ({sum_d1_is0_48, (~sum_d1_cat_26[1])}) : ({sum_d1_is0_48, (~sum_d1_cat_26[3])});
-assign sum_d1_and_40 = sum_d1_and_36 & sum_d1_is0_42 & (sum_d1_cat_26[25:24] == 2'h0);
-assign sum_d1_and_41 = sum_d1_and_38 & sum_d1_is0_46 & (sum_d1_cat_26[9:8] == 2'h0);
-assign sum_d1_and_42 = sum_d1_and_40 & sum_d1_and_37 & sum_d1_is0_44 & (sum_d1_cat_26[17:16] == 2'h0);
-assign sum_d1_cat_27 = {sum_d1_and_40, (sum_d1_and_37 ? ({sum_d1_and_37, sum_d1_sel_44}) : ({sum_d1_and_37, sum_d1_sel_43}))};
-assign sum_d1_cat_28 = {sum_d1_and_40, (sum_d1_and_36 ? ({sum_d1_and_36, sum_d1_sel_42}) : ({sum_d1_and_36, sum_d1_sel_41}))};
-assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
-assign sum_d1_cat_30 = {sum_d1_and_41, (sum_d1_and_38 ? ({sum_d1_and_38, sum_d1_sel_46}) : ({sum_d1_and_38, sum_d1_sel_45}))};
-assign lz_6 = sum_d1_and_42 ? ({sum_d1_and_42, (sum_d1_and_41 ? sum_d1_cat_29 : sum_d1_cat_30)}) : ({sum_d1_and_42, (sum_d1_and_40 ? sum_d1_cat_27 : sum_d1_cat_28)});
-assign left_6 = (({3'h0, lz_6}) < big_exp_d2_6) ? lz_6 : big_exp_d2_6[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_6 = {1'h0, left_d1_6};
-assign sum_d2_cat_11 = {(left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[11] : sum_d2_6[27])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[10] : sum_d2_6[26])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[9] : sum_d2_6[25])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[8] : sum_d2_6[24])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[7] : sum_d2_6[23])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[6] : sum_d2_6[22])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[5] : sum_d2_6[21])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[4] : sum_d2_6[20])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[3] : sum_d2_6[19])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[2] : sum_d2_6[18])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[1] : sum_d2_6[17])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[0] : sum_d2_6[16])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[15])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[14])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[13])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[12])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[11])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[10])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[9])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[8])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[7])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[6])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[5])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[4])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[3])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[2])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[1])),
-    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[0]))};
-assign sum_d2_sel_101 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]) : (left_d1_cat_6[2] ? sum_d2_cat_11[23] : sum_d2_cat_11[27]);
-assign sum_d2_sel_102 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]) : (left_d1_cat_6[2] ? sum_d2_cat_11[22] : sum_d2_cat_11[26]);
-assign sum_d2_sel_103 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]) : (left_d1_cat_6[2] ? sum_d2_cat_11[21] : sum_d2_cat_11[25]);
-assign sum_d2_sel_104 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]) : (left_d1_cat_6[2] ? sum_d2_cat_11[20] : sum_d2_cat_11[24]);
-assign sum_d2_sel_105 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]) : (left_d1_cat_6[2] ? sum_d2_cat_11[19] : sum_d2_cat_11[23]);
-assign sum_d2_sel_106 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]) : (left_d1_cat_6[2] ? sum_d2_cat_11[18] : sum_d2_cat_11[22]);
-assign sum_d2_sel_107 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]) : (left_d1_cat_6[2] ? sum_d2_cat_11[17] : sum_d2_cat_11[21]);
-assign sum_d2_sel_108 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]) : (left_d1_cat_6[2] ? sum_d2_cat_11[16] : sum_d2_cat_11[20]);
-assign sum_d2_sel_109 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]) : (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]);
-assign sum_d2_sel_110 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]) : (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]);
-assign sum_d2_sel_111 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]) : (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]);
-assign sum_d2_sel_112 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]) : (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]);
-assign sum_d2_sel_113 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7]) : (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]);
-assign sum_d2_sel_114 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6]) : (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]);
-assign sum_d2_sel_115 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5]) : (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]);
-assign sum_d2_sel_116 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4]) : (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]);
-assign sum_d2_sel_117 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3]) : (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]);
-assign sum_d2_sel_118 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2]) : (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]);
-assign sum_d2_sel_119 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1]) : (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]);
-assign sum_d2_sel_120 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]) : (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]);
-assign sum_d2_cat_12 = {sum_d2_sel_101, sum_d2_sel_102, sum_d2_sel_103, sum_d2_sel_104, sum_d2_sel_105, sum_d2_sel_106,
-    sum_d2_sel_107, sum_d2_sel_108, sum_d2_sel_109, sum_d2_sel_110, sum_d2_sel_111, sum_d2_sel_112,
-    sum_d2_sel_113, sum_d2_sel_114, sum_d2_sel_115, sum_d2_sel_116, sum_d2_sel_117, sum_d2_sel_118,
-    sum_d2_sel_119, sum_d2_sel_120,
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1])),
-    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]))};
-assign sel_209 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]) : (left_d1_cat_6[0] ? sum_d2_cat_12[26] : sum_d2_cat_12[27]);
-assign sel_210 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]) : (left_d1_cat_6[0] ? sum_d2_cat_12[25] : sum_d2_cat_12[26]);
-assign sel_211 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]) : (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]);
-assign sel_212 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]) : (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]);
-assign sel_213 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]) : (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]);
-assign sel_214 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]) : (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]);
-assign sel_215 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]) : (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]);
-assign sel_216 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]) : (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]);
-assign sel_217 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]) : (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]);
-assign sel_218 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]) : (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]);
-assign sel_219 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]) : (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]);
-assign sel_220 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]) : (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]);
-assign sel_221 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]) : (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]);
-assign sel_222 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]) : (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]);
-assign sel_223 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]) : (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]);
-assign sel_224 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]) : (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]);
-assign sel_225 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]) : (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]);
-assign sel_226 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]) : (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]);
-assign sel_227 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]) : (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]);
-assign sel_228 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]) : (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]);
-assign for_normalized_sel_31 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]) : (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]);
-assign for_normalized_sel_32 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]) : (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]);
-assign for_normalized_sel_33 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]) : (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]);
-assign for_normalized_sel_34 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]) : (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]);
-assign for_normalized_sel_35 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1]) : (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]);
-assign for_normalized_sel_36 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]) : (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]);
-assign normalized_6 = {sel_209, sel_210, sel_211, sel_212, sel_213, sel_214, sel_215, sel_216, sel_217, sel_218, sel_219,
-    sel_220, sel_221, sel_222, sel_223, sel_224, sel_225, sel_226, sel_227, sel_228,
-    for_normalized_sel_31, for_normalized_sel_32, for_normalized_sel_33, for_normalized_sel_34,
-    for_normalized_sel_35, for_normalized_sel_36,
-    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1])),
-    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]))};
-assign field_6 = normalized_6[27] ? (field_base_d3_6 - ({4'h0, left_d1_6})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_6 = normalized_d1_6[26:4];
-assign guard_6 = normalized_d1_6[3];
-assign sticky_6 = ~(normalized_d1_6[2:0] == 3'h0);
-assign increment_6 = guard_6 & (sticky_6 | normalized_d1_6[4]);
-assign packed_7 = {field_d1_6, kept_6};
-assign overflow_before_6 = ~(field_d1_6 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_6 = packed_7 + ({31'h0, increment_6});
-assign overflow_6 = overflow_before_6 | (~(rounded_6[31:23] < 9'hff));
-assign result_5 = nan_d4_6 ? 32'h7fc00000 : (exact_zero_d2_6 ? ({zero_sign_d4_6, 31'h0}) : ({(inf_d4_6 ? inf_sign_d4_6 : big_sign_d4_6), ((overflow_6 | inf_d4_6) ? 31'h7f800000 : rounded_6[30:0])}));
-
-// ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_is0_15 = result_4[30:23] == 8'h0;
-assign result_is255_8 = result_4[30:23] == 8'hff;
-assign result_is0_16 = result_4[22:0] == 23'h0;
-assign a_sign_7 = result_4[31];
-assign a_inf_7 = result_is255_8 & result_is0_16;
-assign a_nan_7 = result_is255_8 & (~result_is0_16);
-assign a_sig_7 = {(~result_is0_15), result_4[22:0]};
-assign a_exp_7 = result_is0_15 ? 8'h1 : result_4[30:23];
-assign result_is0_17 = result_5[30:23] == 8'h0;
-assign result_is255_9 = result_5[30:23] == 8'hff;
-assign result_is0_18 = result_5[22:0] == 23'h0;
-assign b_sign_7 = result_5[31];
-assign b_inf_7 = result_is255_9 & result_is0_18;
-assign b_nan_7 = result_is255_9 & (~result_is0_18);
-assign b_sig_7 = {(~result_is0_17), result_5[22:0]};
-assign b_exp_7 = result_is0_17 ? 8'h1 : result_5[30:23];
-assign opposite_7 = a_sign_7 ^ b_sign_7;
-assign nan_7 = a_nan_7 | b_nan_7 | (a_inf_7 & b_inf_7 & opposite_7);
-assign inf_7 = a_inf_7 | b_inf_7;
-assign inf_sign_7 = a_inf_7 ? a_sign_7 : b_sign_7;
-assign zero_sign_7 = a_sign_7 & b_sign_7;
-assign swap_7 = result_4[30:0] < result_5[30:0];
-
-// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-assign big_sign_7 = swap_7 ? b_sign_7 : a_sign_7;
-assign big_exp_7 = swap_7 ? b_exp_7 : a_exp_7;
-assign small_exp_7 = swap_7 ? a_exp_7 : b_exp_7;
-assign distance_7 = big_exp_7 - small_exp_7;
-assign big_sig_7 = swap_7 ? b_sig_7 : a_sig_7;
-assign small_sig_7 = swap_7 ? a_sig_7 : b_sig_7;
-assign amount_7 = (~(distance_7[7:5] == 3'h0)) ? 5'h1f : distance_7[4:0];
-
-// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_13 = {small_sig_7, 2'h0};
-assign amount_cat_13 = {1'h0, amount_7};
-assign small_sig_not_25 = ~(small_sig_cat_13[15:0] == 16'h0);
-assign small_sig_not_26 = ~(small_sig_cat_13[25:16] == 10'h0);
-assign small_sig_sel_181 = amount_cat_13[5] ? (amount_cat_13[4] ? (small_sig_not_25 | small_sig_not_26) : (small_sig_not_25 | small_sig_not_26)) : (amount_cat_13[4] & small_sig_not_25);
-assign small_sig_cat_14 = {15'h0, (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[25])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[24])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[23])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[22])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[21])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[20])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[19])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[18])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[17])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[16])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[15])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[14])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[13])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[12])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[11])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[10])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[25] : small_sig_cat_13[9])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[24] : small_sig_cat_13[8])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[23] : small_sig_cat_13[7])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[22] : small_sig_cat_13[6])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[21] : small_sig_cat_13[5])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[20] : small_sig_cat_13[4])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[19] : small_sig_cat_13[3])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[18] : small_sig_cat_13[2])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[17] : small_sig_cat_13[1])),
-    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[16] : small_sig_cat_13[0]))};
-assign small_sig_not_27 = ~(small_sig_cat_14[3:0] == 4'h0);
-assign small_sig_not_28 = ~(small_sig_cat_14[7:4] == 4'h0);
-assign for_align_sticky_sel_13 = amount_cat_13[2] ? (small_sig_not_27 | small_sig_not_28 | (~(small_sig_cat_14[11:8] == 4'h0))) : (small_sig_not_27 | small_sig_not_28);
-assign small_sig_sel_182 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[40] : small_sig_cat_14[36]) : (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]);
-assign small_sig_sel_183 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[39] : small_sig_cat_14[35]) : (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]);
-assign small_sig_sel_184 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[38] : small_sig_cat_14[34]) : (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]);
-assign small_sig_sel_185 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[37] : small_sig_cat_14[33]) : (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]);
-assign small_sig_sel_186 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[36] : small_sig_cat_14[32]) : (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]);
-assign small_sig_sel_187 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[35] : small_sig_cat_14[31]) : (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]);
-assign small_sig_sel_188 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[34] : small_sig_cat_14[30]) : (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]);
-assign small_sig_sel_189 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[33] : small_sig_cat_14[29]) : (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]);
-assign small_sig_sel_190 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]) : (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]);
-assign small_sig_sel_191 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]) : (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]);
-assign small_sig_sel_192 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]) : (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]);
-assign small_sig_sel_193 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]) : (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]);
-assign small_sig_sel_194 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]) : (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]);
-assign small_sig_sel_195 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]) : (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]);
-assign small_sig_sel_196 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]) : (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]);
-assign small_sig_sel_197 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]) : (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]);
-assign small_sig_sel_198 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]) : (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]);
-assign small_sig_sel_199 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]) : (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]);
-assign small_sig_sel_200 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]) : (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]);
-assign small_sig_sel_201 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]) : (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]);
-assign small_sig_sel_202 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]) : (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]);
-assign small_sig_sel_203 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]) : (amount_cat_13[2] ? small_sig_cat_14[11] : small_sig_cat_14[7]);
-assign small_sig_sel_204 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]) : (amount_cat_13[2] ? small_sig_cat_14[10] : small_sig_cat_14[6]);
-assign small_sig_sel_205 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]) : (amount_cat_13[2] ? small_sig_cat_14[9] : small_sig_cat_14[5]);
-assign small_sig_sel_206 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]) : (amount_cat_13[2] ? small_sig_cat_14[8] : small_sig_cat_14[4]);
-assign small_sig_sel_207 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]) : (amount_cat_13[2] ? small_sig_cat_14[7] : small_sig_cat_14[3]);
-assign small_sig_sel_208 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]) : (amount_cat_13[2] ? small_sig_cat_14[6] : small_sig_cat_14[2]);
-assign small_sig_sel_209 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]) : (amount_cat_13[2] ? small_sig_cat_14[5] : small_sig_cat_14[1]);
-assign small_sig_sel_210 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]) : (amount_cat_13[2] ? small_sig_cat_14[4] : small_sig_cat_14[0]);
-assign for_shifted_cat_7 = {small_sig_sel_182, small_sig_sel_183, small_sig_sel_184, small_sig_sel_185, small_sig_sel_186,
-    small_sig_sel_187, small_sig_sel_188, small_sig_sel_189, small_sig_sel_190, small_sig_sel_191,
-    small_sig_sel_192, small_sig_sel_193, small_sig_sel_194, small_sig_sel_195, small_sig_sel_196,
-    small_sig_sel_197, small_sig_sel_198, small_sig_sel_199, small_sig_sel_200, small_sig_sel_201,
-    small_sig_sel_202, small_sig_sel_203, small_sig_sel_204, small_sig_sel_205, small_sig_sel_206,
-    small_sig_sel_207, small_sig_sel_208, small_sig_sel_209, small_sig_sel_210};
-assign for_align_sticky_not_13 = ~(for_shifted_cat_7[0] == 1'h0);
-assign for_align_sticky_not_14 = ~(for_shifted_cat_7[1] == 1'h0);
-assign for_align_sticky_sel_14 = amount_cat_13[0] ? (for_align_sticky_not_13 | for_align_sticky_not_14 | (~(for_shifted_cat_7[2] == 1'h0))) : (for_align_sticky_not_13 | for_align_sticky_not_14);
-assign sel_229 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[28] : for_shifted_cat_7[27]) : (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]);
-assign sel_230 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[27] : for_shifted_cat_7[26]) : (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]);
-assign sel_231 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]) : (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]);
-assign sel_232 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]) : (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]);
-assign sel_233 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]) : (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]);
-assign sel_234 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]) : (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]);
-assign sel_235 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]) : (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]);
-assign sel_236 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]) : (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]);
-assign sel_237 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]) : (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]);
-assign sel_238 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]) : (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]);
-assign sel_239 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]) : (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]);
-assign sel_240 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]) : (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]);
-assign sel_241 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]) : (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]);
-assign sel_242 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]) : (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]);
-assign sel_243 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]) : (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]);
-assign sel_244 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]) : (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]);
-assign sel_245 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]) : (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]);
-assign sel_246 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]) : (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]);
-assign for_shifted_sel_49 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]) : (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]);
-assign for_shifted_sel_50 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]) : (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]);
-assign for_shifted_sel_51 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]) : (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]);
-assign for_shifted_sel_52 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]) : (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]);
-assign for_shifted_sel_53 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]) : (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]);
-assign for_shifted_sel_54 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]) : (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]);
-assign for_shifted_sel_55 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]) : (amount_cat_13[0] ? for_shifted_cat_7[2] : for_shifted_cat_7[1]);
-assign for_shifted_sel_56 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]) : (amount_cat_13[0] ? for_shifted_cat_7[1] : for_shifted_cat_7[0]);
-assign shifted_7 = {sel_229, sel_230, sel_231, sel_232, sel_233, sel_234, sel_235, sel_236, sel_237, sel_238, sel_239,
-    sel_240, sel_241, sel_242, sel_243, sel_244, sel_245, sel_246, for_shifted_sel_49,
-    for_shifted_sel_50, for_shifted_sel_51, for_shifted_sel_52, for_shifted_sel_53, for_shifted_sel_54,
-    for_shifted_sel_55, for_shifted_sel_56};
-assign amount_cat_14 = {small_sig_sel_181,
-    (amount_cat_13[3] ? for_align_sticky_sel_13 : (amount_cat_13[2] & small_sig_not_27)),
-    (amount_cat_13[1] ? for_align_sticky_sel_14 : (amount_cat_13[0] & for_align_sticky_not_13))};
-assign align_sticky_7 = ~(amount_cat_14 == 3'h0);
-assign big_padded_7 = {1'h0, big_sig_7, 3'h0};
-assign aligned_7 = {1'h0, shifted_7, align_sticky_7};
-assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
-
-// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d1_7}) + ({(aligned_d1_7 ^
-    ({opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7})),
-    opposite_d1_7});
-assign sum_7 = big_padded_d1_plus_7[28:1];
-
-// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-assign exact_zero_7 = sum_d1_7 == 28'h0;
-assign sum_d1_cat_31 = {sum_d1_7, 4'hf};
-assign sum_d1_is0_49 = sum_d1_cat_31[31:30] == 2'h0;
-assign sum_d1_is0_50 = sum_d1_cat_31[27:26] == 2'h0;
-assign sum_d1_is0_51 = sum_d1_cat_31[23:22] == 2'h0;
-assign sum_d1_is0_52 = sum_d1_cat_31[19:18] == 2'h0;
-assign sum_d1_is0_53 = sum_d1_cat_31[15:14] == 2'h0;
-assign sum_d1_is0_54 = sum_d1_cat_31[11:10] == 2'h0;
-assign sum_d1_is0_55 = sum_d1_cat_31[7:6] == 2'h0;
-assign sum_d1_is0_56 = sum_d1_cat_31[3:2] == 2'h0;
-assign sum_d1_and_43 = sum_d1_is0_49 & (sum_d1_cat_31[29:28] == 2'h0);
-assign sum_d1_sel_49 = sum_d1_is0_49 ? ({sum_d1_is0_49, (~sum_d1_cat_31[29])}) : ({sum_d1_is0_49, (~sum_d1_cat_31[31])});
-assign sum_d1_sel_50 = sum_d1_is0_50 ? ({sum_d1_is0_50, (~sum_d1_cat_31[25])}) : ({sum_d1_is0_50, (~sum_d1_cat_31[27])});
-assign sum_d1_and_44 = sum_d1_is0_51 & (sum_d1_cat_31[21:20] == 2'h0);
-assign sum_d1_sel_51 = sum_d1_is0_51 ? ({sum_d1_is0_51, (~sum_d1_cat_31[21])}) : ({sum_d1_is0_51, (~sum_d1_cat_31[23])});
-assign sum_d1_sel_52 = sum_d1_is0_52 ? ({sum_d1_is0_52, (~sum_d1_cat_31[17])}) : ({sum_d1_is0_52, (~sum_d1_cat_31[19])});
-assign sum_d1_and_45 = sum_d1_is0_53 & (sum_d1_cat_31[13:12] == 2'h0);
-assign sum_d1_sel_53 = sum_d1_is0_53 ? ({sum_d1_is0_53, (~sum_d1_cat_31[13])}) : ({sum_d1_is0_53, (~sum_d1_cat_31[15])});
-assign sum_d1_sel_54 = sum_d1_is0_54 ? ({sum_d1_is0_54, (~sum_d1_cat_31[9])}) : ({sum_d1_is0_54, (~sum_d1_cat_31[11])});
-assign sum_d1_and_46 = sum_d1_is0_55 & (sum_d1_cat_31[5:4] == 2'h0);
-assign sum_d1_sel_55 = sum_d1_is0_55 ? ({sum_d1_is0_55, (~sum_d1_cat_31[5])}) : ({sum_d1_is0_55, (~sum_d1_cat_31[7])});
-assign sum_d1_sel_56 = sum_d1_is0_56 ? ({sum_d1_is0_56, (~sum_d1_cat_31[1])}) : ({sum_d1_is0_56, (~sum_d1_cat_31[3])});
-assign sum_d1_and_47 = sum_d1_and_43 & sum_d1_is0_50 & (sum_d1_cat_31[25:24] == 2'h0);
-assign sum_d1_and_48 = sum_d1_and_45 & sum_d1_is0_54 & (sum_d1_cat_31[9:8] == 2'h0);
-assign sum_d1_and_49 = sum_d1_and_47 & sum_d1_and_44 & sum_d1_is0_52 & (sum_d1_cat_31[17:16] == 2'h0);
-assign sum_d1_cat_32 = {sum_d1_and_47, (sum_d1_and_44 ? ({sum_d1_and_44, sum_d1_sel_52}) : ({sum_d1_and_44, sum_d1_sel_51}))};
-assign sum_d1_cat_33 = {sum_d1_and_47, (sum_d1_and_43 ? ({sum_d1_and_43, sum_d1_sel_50}) : ({sum_d1_and_43, sum_d1_sel_49}))};
-assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
-assign sum_d1_cat_35 = {sum_d1_and_48, (sum_d1_and_45 ? ({sum_d1_and_45, sum_d1_sel_54}) : ({sum_d1_and_45, sum_d1_sel_53}))};
-assign lz_7 = sum_d1_and_49 ? ({sum_d1_and_49, (sum_d1_and_48 ? sum_d1_cat_34 : sum_d1_cat_35)}) : ({sum_d1_and_49, (sum_d1_and_47 ? sum_d1_cat_32 : sum_d1_cat_33)});
-assign left_7 = (({3'h0, lz_7}) < big_exp_d2_7) ? lz_7 : big_exp_d2_7[4:0];
-
-// ---- add: normalisation shift; exponent field ----
-assign left_d1_cat_7 = {1'h0, left_d1_7};
-assign sum_d2_cat_13 = {(left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[11] : sum_d2_7[27])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[10] : sum_d2_7[26])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[9] : sum_d2_7[25])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[8] : sum_d2_7[24])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[7] : sum_d2_7[23])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[6] : sum_d2_7[22])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[5] : sum_d2_7[21])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[4] : sum_d2_7[20])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[3] : sum_d2_7[19])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[2] : sum_d2_7[18])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[1] : sum_d2_7[17])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[0] : sum_d2_7[16])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[15])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[14])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[13])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[12])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[11])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[10])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[9])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[8])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[7])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[6])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[5])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[4])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[3])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[2])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[1])),
-    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[0]))};
-assign sum_d2_sel_121 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]) : (left_d1_cat_7[2] ? sum_d2_cat_13[23] : sum_d2_cat_13[27]);
-assign sum_d2_sel_122 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]) : (left_d1_cat_7[2] ? sum_d2_cat_13[22] : sum_d2_cat_13[26]);
-assign sum_d2_sel_123 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]) : (left_d1_cat_7[2] ? sum_d2_cat_13[21] : sum_d2_cat_13[25]);
-assign sum_d2_sel_124 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]) : (left_d1_cat_7[2] ? sum_d2_cat_13[20] : sum_d2_cat_13[24]);
-assign sum_d2_sel_125 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]) : (left_d1_cat_7[2] ? sum_d2_cat_13[19] : sum_d2_cat_13[23]);
-assign sum_d2_sel_126 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]) : (left_d1_cat_7[2] ? sum_d2_cat_13[18] : sum_d2_cat_13[22]);
-assign sum_d2_sel_127 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]) : (left_d1_cat_7[2] ? sum_d2_cat_13[17] : sum_d2_cat_13[21]);
-assign sum_d2_sel_128 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]) : (left_d1_cat_7[2] ? sum_d2_cat_13[16] : sum_d2_cat_13[20]);
-assign sum_d2_sel_129 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]) : (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]);
-assign sum_d2_sel_130 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]) : (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]);
-assign sum_d2_sel_131 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]) : (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]);
-assign sum_d2_sel_132 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]) : (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]);
-assign sum_d2_sel_133 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7]) : (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]);
-assign sum_d2_sel_134 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6]) : (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]);
-assign sum_d2_sel_135 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5]) : (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]);
-assign sum_d2_sel_136 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4]) : (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]);
-assign sum_d2_sel_137 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3]) : (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]);
-assign sum_d2_sel_138 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2]) : (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]);
-assign sum_d2_sel_139 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1]) : (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]);
-assign sum_d2_sel_140 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]) : (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]);
-assign sum_d2_cat_14 = {sum_d2_sel_121, sum_d2_sel_122, sum_d2_sel_123, sum_d2_sel_124, sum_d2_sel_125, sum_d2_sel_126,
-    sum_d2_sel_127, sum_d2_sel_128, sum_d2_sel_129, sum_d2_sel_130, sum_d2_sel_131, sum_d2_sel_132,
-    sum_d2_sel_133, sum_d2_sel_134, sum_d2_sel_135, sum_d2_sel_136, sum_d2_sel_137, sum_d2_sel_138,
-    sum_d2_sel_139, sum_d2_sel_140,
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1])),
-    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]))};
-assign sel_247 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]) : (left_d1_cat_7[0] ? sum_d2_cat_14[26] : sum_d2_cat_14[27]);
-assign sel_248 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]) : (left_d1_cat_7[0] ? sum_d2_cat_14[25] : sum_d2_cat_14[26]);
-assign sel_249 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]) : (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]);
-assign sel_250 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]) : (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]);
-assign sel_251 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]) : (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]);
-assign sel_252 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]) : (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]);
-assign sel_253 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]) : (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]);
-assign sel_254 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]) : (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]);
-assign sel_255 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]) : (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]);
-assign sel_256 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]) : (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]);
-assign sel_257 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]) : (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]);
-assign sel_258 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]) : (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]);
-assign sel_259 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]) : (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]);
-assign sel_260 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]) : (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]);
-assign sel_261 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]) : (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]);
-assign sel_262 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]) : (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]);
-assign sel_263 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]) : (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]);
-assign sel_264 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]) : (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]);
-assign sel_265 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]) : (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]);
-assign sel_266 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]) : (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]);
-assign for_normalized_sel_37 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]) : (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]);
-assign for_normalized_sel_38 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]) : (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]);
-assign for_normalized_sel_39 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]) : (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]);
-assign for_normalized_sel_40 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]) : (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]);
-assign for_normalized_sel_41 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1]) : (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]);
-assign for_normalized_sel_42 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]);
-assign normalized_7 = {sel_247, sel_248, sel_249, sel_250, sel_251, sel_252, sel_253, sel_254, sel_255, sel_256, sel_257,
-    sel_258, sel_259, sel_260, sel_261, sel_262, sel_263, sel_264, sel_265, sel_266,
-    for_normalized_sel_37, for_normalized_sel_38, for_normalized_sel_39, for_normalized_sel_40,
-    for_normalized_sel_41, for_normalized_sel_42,
-    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1])),
-    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]))};
-assign field_7 = normalized_7[27] ? (field_base_d3_7 - ({4'h0, left_d1_7})) : 9'h0;
-
-// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-assign kept_7 = normalized_d1_7[26:4];
-assign guard_7 = normalized_d1_7[3];
-assign sticky_7 = ~(normalized_d1_7[2:0] == 3'h0);
-assign increment_7 = guard_7 & (sticky_7 | normalized_d1_7[4]);
-assign packed_8 = {field_d1_7, kept_7};
-assign overflow_before_7 = ~(field_d1_7 < 9'hff);
-
-// ---- add: rounding increment, overflow to infinity, special cases ----
-assign rounded_7 = packed_8 + ({31'h0, increment_7});
-assign overflow_7 = overflow_before_7 | (~(rounded_7[31:23] < 9'hff));
-assign result_6 = nan_d4_7 ? 32'h7fc00000 : (exact_zero_d2_7 ? ({zero_sign_d4_7, 31'h0}) : ({(inf_d4_7 ? inf_sign_d4_7 : big_sign_d4_7), ((overflow_7 | inf_d4_7) ? 31'h7f800000 : rounded_7[30:0])}));
+assign result_4 = nan_d4_4 ? 32'h7fc00000 : (exact_zero_d2_4 ? ({zero_sign_d4_4, 31'h0}) : ({(inf_d4_4 ? inf_sign_d4_4 : big_sign_d4_4), ((overflow_4 | inf_d4_4) ? 31'h7f800000 : rounded_4[30:0])}));
 
 // ---- output stream ----
 assign out_valid_or = (~out_valid) | m_axis_tready;
 
+// ---- v4_add (fp32_add_s4) ----
+reduce_f32x4_fp32_add_s4 v4_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[31:0]),
+    .b(s_axis_tdata[63:32]),
+    .y(v4_add_y)
+);
+
+// ---- v5_add (fp32_add_s4) ----
+reduce_f32x4_fp32_add_s4 v5_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(s_axis_tdata[95:64]),
+    .b(s_axis_tdata[127:96]),
+    .y(v5_add_y)
+);
+
+// ---- v6_add (fp32_add_s4) ----
+reduce_f32x4_fp32_add_s4 v6_add (
+    .clk(clk),
+    .rst(rst),
+    .ce(out_valid_or),
+    .a(v4_add_y),
+    .b(v5_add_y),
+    .y(v6_add_y)
+);
+
 always @(posedge clk) begin
+    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
+    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
+    if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
+    if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
+    if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
+    if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
+    if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
+    if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
+    if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
+    if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
+    if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
+    if (out_valid_or) s_axis_tlast_q_4 <= s_axis_tlast_q_3;
+    if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
+    if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
+    if (out_valid_or) s_axis_tlast_q_7 <= s_axis_tlast_q_6;
+    if (out_valid_or) s_axis_tlast_q_8 <= s_axis_tlast_q_7;
+    if (rst) open_vector <= 8'h0; else open_vector <= (closes & out_valid_or) ? (open_vector + 8'h1) : open_vector;
     if (out_valid_or) opposite_d1 <= opposite;
     if (out_valid_or) big_padded_d1 <= big_padded;
     if (out_valid_or) aligned_d1 <= aligned;
@@ -3886,6 +2332,27 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d2 <= nan_d1;
     if (out_valid_or) nan_d3 <= nan_d2;
     if (out_valid_or) nan_d4 <= nan_d3;
+    if (rst) slot_valid_q <= 1'h0; else if (out_valid_or) slot_valid_q <= slot_valid;
+    if (rst) slot_valid_q_2 <= 1'h0; else if (out_valid_or) slot_valid_q_2 <= slot_valid_q;
+    if (rst) slot_valid_q_3 <= 1'h0; else if (out_valid_or) slot_valid_q_3 <= slot_valid_q_2;
+    if (rst) slot_valid_q_4 <= 1'h0; else if (out_valid_or) slot_valid_q_4 <= slot_valid_q_3;
+    if (out_valid_or) open_vector_q <= open_vector;
+    if (out_valid_or) open_vector_q_2 <= open_vector_q;
+    if (out_valid_or) open_vector_q_3 <= open_vector_q_2;
+    if (out_valid_or) open_vector_q_4 <= open_vector_q_3;
+    if (out_valid_or) closes_q <= closes;
+    if (out_valid_or) closes_q_2 <= closes_q;
+    if (out_valid_or) closes_q_3 <= closes_q_2;
+    if (out_valid_or) closes_q_4 <= closes_q_3;
+    if (rst) is_final_q <= 1'h0; else if (out_valid_or) is_final_q <= is_final;
+    if (out_valid_or) open_vector_q_5 <= open_vector_q_4;
+    if (rst) is_final_q_2 <= 1'h0; else if (out_valid_or) is_final_q_2 <= is_final_q;
+    if (out_valid_or) open_vector_q_6 <= open_vector_q_5;
+    if (rst) is_final_q_3 <= 1'h0; else if (out_valid_or) is_final_q_3 <= is_final_q_2;
+    if (out_valid_or) open_vector_q_7 <= open_vector_q_6;
+    if (out_valid_or) result_q <= result;
+    if (out_valid_or) result_q_2 <= result_q;
+    if (out_valid_or) result_q_3 <= result_q_2;
     if (out_valid_or) opposite_d1_2 <= opposite_2;
     if (out_valid_or) big_padded_d1_2 <= big_padded_2;
     if (out_valid_or) aligned_d1_2 <= aligned_2;
@@ -3956,23 +2423,6 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d2_3 <= nan_d1_3;
     if (out_valid_or) nan_d3_3 <= nan_d2_3;
     if (out_valid_or) nan_d4_3 <= nan_d3_3;
-    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
-    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
-    if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
-    if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
-    if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
-    if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
-    if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
-    if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
-    if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
-    if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
-    if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
-    if (out_valid_or) s_axis_tlast_q_4 <= s_axis_tlast_q_3;
-    if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
-    if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
-    if (out_valid_or) s_axis_tlast_q_7 <= s_axis_tlast_q_6;
-    if (out_valid_or) s_axis_tlast_q_8 <= s_axis_tlast_q_7;
-    if (rst) open_vector <= 8'h0; else open_vector <= (closes & out_valid_or) ? (open_vector + 8'h1) : open_vector;
     if (out_valid_or) opposite_d1_4 <= opposite_4;
     if (out_valid_or) big_padded_d1_4 <= big_padded_4;
     if (out_valid_or) aligned_d1_4 <= aligned_4;
@@ -4008,132 +2458,6 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d2_4 <= nan_d1_4;
     if (out_valid_or) nan_d3_4 <= nan_d2_4;
     if (out_valid_or) nan_d4_4 <= nan_d3_4;
-    if (rst) slot_valid_q <= 1'h0; else if (out_valid_or) slot_valid_q <= slot_valid;
-    if (rst) slot_valid_q_2 <= 1'h0; else if (out_valid_or) slot_valid_q_2 <= slot_valid_q;
-    if (rst) slot_valid_q_3 <= 1'h0; else if (out_valid_or) slot_valid_q_3 <= slot_valid_q_2;
-    if (rst) slot_valid_q_4 <= 1'h0; else if (out_valid_or) slot_valid_q_4 <= slot_valid_q_3;
-    if (out_valid_or) open_vector_q <= open_vector;
-    if (out_valid_or) open_vector_q_2 <= open_vector_q;
-    if (out_valid_or) open_vector_q_3 <= open_vector_q_2;
-    if (out_valid_or) open_vector_q_4 <= open_vector_q_3;
-    if (out_valid_or) closes_q <= closes;
-    if (out_valid_or) closes_q_2 <= closes_q;
-    if (out_valid_or) closes_q_3 <= closes_q_2;
-    if (out_valid_or) closes_q_4 <= closes_q_3;
-    if (rst) is_final_q <= 1'h0; else if (out_valid_or) is_final_q <= is_final;
-    if (out_valid_or) open_vector_q_5 <= open_vector_q_4;
-    if (rst) is_final_q_2 <= 1'h0; else if (out_valid_or) is_final_q_2 <= is_final_q;
-    if (out_valid_or) open_vector_q_6 <= open_vector_q_5;
-    if (rst) is_final_q_3 <= 1'h0; else if (out_valid_or) is_final_q_3 <= is_final_q_2;
-    if (out_valid_or) open_vector_q_7 <= open_vector_q_6;
-    if (out_valid_or) result_q <= result_3;
-    if (out_valid_or) result_q_2 <= result_q;
-    if (out_valid_or) result_q_3 <= result_q_2;
-    if (out_valid_or) opposite_d1_5 <= opposite_5;
-    if (out_valid_or) big_padded_d1_5 <= big_padded_5;
-    if (out_valid_or) aligned_d1_5 <= aligned_5;
-    if (out_valid_or) sum_d1_5 <= sum_5;
-    if (out_valid_or) big_exp_d1_5 <= big_exp_5;
-    if (out_valid_or) big_exp_d2_5 <= big_exp_d1_5;
-    if (out_valid_or) left_d1_5 <= left_5;
-    if (out_valid_or) sum_d2_5 <= sum_d1_5;
-    if (out_valid_or) field_base_d1_5 <= field_base_5;
-    if (out_valid_or) field_base_d2_5 <= field_base_d1_5;
-    if (out_valid_or) field_base_d3_5 <= field_base_d2_5;
-    if (out_valid_or) normalized_d1_5 <= normalized_5;
-    if (out_valid_or) field_d1_5 <= field_5;
-    if (out_valid_or) inf_d1_5 <= inf_5;
-    if (out_valid_or) inf_d2_5 <= inf_d1_5;
-    if (out_valid_or) inf_d3_5 <= inf_d2_5;
-    if (out_valid_or) inf_d4_5 <= inf_d3_5;
-    if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
-    if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
-    if (out_valid_or) inf_sign_d3_5 <= inf_sign_d2_5;
-    if (out_valid_or) inf_sign_d4_5 <= inf_sign_d3_5;
-    if (out_valid_or) big_sign_d1_5 <= big_sign_5;
-    if (out_valid_or) big_sign_d2_5 <= big_sign_d1_5;
-    if (out_valid_or) big_sign_d3_5 <= big_sign_d2_5;
-    if (out_valid_or) big_sign_d4_5 <= big_sign_d3_5;
-    if (out_valid_or) zero_sign_d1_5 <= zero_sign_5;
-    if (out_valid_or) zero_sign_d2_5 <= zero_sign_d1_5;
-    if (out_valid_or) zero_sign_d3_5 <= zero_sign_d2_5;
-    if (out_valid_or) zero_sign_d4_5 <= zero_sign_d3_5;
-    if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
-    if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
-    if (out_valid_or) nan_d1_5 <= nan_5;
-    if (out_valid_or) nan_d2_5 <= nan_d1_5;
-    if (out_valid_or) nan_d3_5 <= nan_d2_5;
-    if (out_valid_or) nan_d4_5 <= nan_d3_5;
-    if (out_valid_or) opposite_d1_6 <= opposite_6;
-    if (out_valid_or) big_padded_d1_6 <= big_padded_6;
-    if (out_valid_or) aligned_d1_6 <= aligned_6;
-    if (out_valid_or) sum_d1_6 <= sum_6;
-    if (out_valid_or) big_exp_d1_6 <= big_exp_6;
-    if (out_valid_or) big_exp_d2_6 <= big_exp_d1_6;
-    if (out_valid_or) left_d1_6 <= left_6;
-    if (out_valid_or) sum_d2_6 <= sum_d1_6;
-    if (out_valid_or) field_base_d1_6 <= field_base_6;
-    if (out_valid_or) field_base_d2_6 <= field_base_d1_6;
-    if (out_valid_or) field_base_d3_6 <= field_base_d2_6;
-    if (out_valid_or) normalized_d1_6 <= normalized_6;
-    if (out_valid_or) field_d1_6 <= field_6;
-    if (out_valid_or) inf_d1_6 <= inf_6;
-    if (out_valid_or) inf_d2_6 <= inf_d1_6;
-    if (out_valid_or) inf_d3_6 <= inf_d2_6;
-    if (out_valid_or) inf_d4_6 <= inf_d3_6;
-    if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
-    if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
-    if (out_valid_or) inf_sign_d3_6 <= inf_sign_d2_6;
-    if (out_valid_or) inf_sign_d4_6 <= inf_sign_d3_6;
-    if (out_valid_or) big_sign_d1_6 <= big_sign_6;
-    if (out_valid_or) big_sign_d2_6 <= big_sign_d1_6;
-    if (out_valid_or) big_sign_d3_6 <= big_sign_d2_6;
-    if (out_valid_or) big_sign_d4_6 <= big_sign_d3_6;
-    if (out_valid_or) zero_sign_d1_6 <= zero_sign_6;
-    if (out_valid_or) zero_sign_d2_6 <= zero_sign_d1_6;
-    if (out_valid_or) zero_sign_d3_6 <= zero_sign_d2_6;
-    if (out_valid_or) zero_sign_d4_6 <= zero_sign_d3_6;
-    if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
-    if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
-    if (out_valid_or) nan_d1_6 <= nan_6;
-    if (out_valid_or) nan_d2_6 <= nan_d1_6;
-    if (out_valid_or) nan_d3_6 <= nan_d2_6;
-    if (out_valid_or) nan_d4_6 <= nan_d3_6;
-    if (out_valid_or) opposite_d1_7 <= opposite_7;
-    if (out_valid_or) big_padded_d1_7 <= big_padded_7;
-    if (out_valid_or) aligned_d1_7 <= aligned_7;
-    if (out_valid_or) sum_d1_7 <= sum_7;
-    if (out_valid_or) big_exp_d1_7 <= big_exp_7;
-    if (out_valid_or) big_exp_d2_7 <= big_exp_d1_7;
-    if (out_valid_or) left_d1_7 <= left_7;
-    if (out_valid_or) sum_d2_7 <= sum_d1_7;
-    if (out_valid_or) field_base_d1_7 <= field_base_7;
-    if (out_valid_or) field_base_d2_7 <= field_base_d1_7;
-    if (out_valid_or) field_base_d3_7 <= field_base_d2_7;
-    if (out_valid_or) normalized_d1_7 <= normalized_7;
-    if (out_valid_or) field_d1_7 <= field_7;
-    if (out_valid_or) inf_d1_7 <= inf_7;
-    if (out_valid_or) inf_d2_7 <= inf_d1_7;
-    if (out_valid_or) inf_d3_7 <= inf_d2_7;
-    if (out_valid_or) inf_d4_7 <= inf_d3_7;
-    if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
-    if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
-    if (out_valid_or) inf_sign_d3_7 <= inf_sign_d2_7;
-    if (out_valid_or) inf_sign_d4_7 <= inf_sign_d3_7;
-    if (out_valid_or) big_sign_d1_7 <= big_sign_7;
-    if (out_valid_or) big_sign_d2_7 <= big_sign_d1_7;
-    if (out_valid_or) big_sign_d3_7 <= big_sign_d2_7;
-    if (out_valid_or) big_sign_d4_7 <= big_sign_d3_7;
-    if (out_valid_or) zero_sign_d1_7 <= zero_sign_7;
-    if (out_valid_or) zero_sign_d2_7 <= zero_sign_d1_7;
-    if (out_valid_or) zero_sign_d3_7 <= zero_sign_d2_7;
-    if (out_valid_or) zero_sign_d4_7 <= zero_sign_d3_7;
-    if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
-    if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
-    if (out_valid_or) nan_d1_7 <= nan_7;
-    if (out_valid_or) nan_d2_7 <= nan_d1_7;
-    if (out_valid_or) nan_d3_7 <= nan_d2_7;
-    if (out_valid_or) nan_d4_7 <= nan_d3_7;
     if (rst) done_q <= 1'h0; else if (out_valid_or) done_q <= done;
     if (rst) done_q_2 <= 1'h0; else if (out_valid_or) done_q_2 <= done_q;
     if (rst) done_q_3 <= 1'h0; else if (out_valid_or) done_q_3 <= done_q_2;
@@ -4144,7 +2468,610 @@ always @(posedge clk) begin
     if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= done_q_7;
 end
 
-assign m_axis_tdata = result_6;
+assign m_axis_tdata = result_4;
 assign m_axis_tvalid = out_valid;
 assign s_axis_tready = out_valid_or;
 endmodule
+
+// Submodules of reduce_f32x4, prefixed with its name so any set of weft files can be read together.
+// verilator lint_off DECLFILENAME
+
+module reduce_f32x4_fp32_add_s4(
+    clk,
+    rst,
+    ce,
+    a,
+    b,
+    y
+);
+    /*verilator no_inline_module*/
+    // clocks and resets
+    input wire clk;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire rst;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire ce;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] a;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] b;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire [31:0] y;
+
+// verilator lint_off UNUSEDSIGNAL
+// add: operands, special cases, order by magnitude, trailing zeros
+wire a_is0;
+wire a_is255;
+wire a_is0_2;
+wire a_sign;
+wire a_inf;
+wire a_nan;
+wire [23:0] a_sig;
+wire [7:0] a_exp;
+wire b_is0;
+wire b_is255;
+wire b_is0_2;
+wire b_sign;
+wire b_inf;
+wire b_nan;
+wire [23:0] b_sig;
+wire [7:0] b_exp;
+wire opposite;
+wire nan;
+wire inf;
+wire inf_sign;
+wire zero_sign;
+wire swap;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign;
+wire [7:0] big_exp;
+wire [7:0] small_exp;
+wire [7:0] distance;
+wire [23:0] big_sig;
+wire [23:0] small_sig;
+wire [4:0] amount;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat;
+wire [5:0] amount_cat;
+wire small_sig_not;
+wire small_sig_not_2;
+wire small_sig_sel;
+wire [40:0] small_sig_cat_2;
+wire small_sig_not_3;
+wire small_sig_not_4;
+wire for_align_sticky_sel;
+wire small_sig_sel_2;
+wire small_sig_sel_3;
+wire small_sig_sel_4;
+wire small_sig_sel_5;
+wire small_sig_sel_6;
+wire small_sig_sel_7;
+wire small_sig_sel_8;
+wire small_sig_sel_9;
+wire small_sig_sel_10;
+wire small_sig_sel_11;
+wire small_sig_sel_12;
+wire small_sig_sel_13;
+wire small_sig_sel_14;
+wire small_sig_sel_15;
+wire small_sig_sel_16;
+wire small_sig_sel_17;
+wire small_sig_sel_18;
+wire small_sig_sel_19;
+wire small_sig_sel_20;
+wire small_sig_sel_21;
+wire small_sig_sel_22;
+wire small_sig_sel_23;
+wire small_sig_sel_24;
+wire small_sig_sel_25;
+wire small_sig_sel_26;
+wire small_sig_sel_27;
+wire small_sig_sel_28;
+wire small_sig_sel_29;
+wire small_sig_sel_30;
+wire [28:0] for_shifted_cat;
+wire for_align_sticky_not;
+wire for_align_sticky_not_2;
+wire for_align_sticky_sel_2;
+wire sel;
+wire sel_2;
+wire sel_3;
+wire sel_4;
+wire sel_5;
+wire sel_6;
+wire sel_7;
+wire sel_8;
+wire sel_9;
+wire sel_10;
+wire sel_11;
+wire sel_12;
+wire sel_13;
+wire sel_14;
+wire sel_15;
+wire sel_16;
+wire sel_17;
+wire sel_18;
+wire for_shifted_sel;
+wire for_shifted_sel_2;
+wire for_shifted_sel_3;
+wire for_shifted_sel_4;
+wire for_shifted_sel_5;
+wire for_shifted_sel_6;
+wire for_shifted_sel_7;
+wire for_shifted_sel_8;
+wire [25:0] shifted;
+wire [2:0] amount_cat_2;
+wire align_sticky;
+wire [27:0] big_padded;
+wire [27:0] aligned;
+wire [8:0] field_base;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1;
+reg [27:0] big_padded_d1;
+reg [27:0] aligned_d1;
+wire [28:0] big_padded_d1_plus;
+wire [27:0] sum;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1;
+wire exact_zero;
+wire [31:0] sum_d1_cat;
+wire sum_d1_is0;
+wire sum_d1_is0_2;
+wire sum_d1_is0_3;
+wire sum_d1_is0_4;
+wire sum_d1_is0_5;
+wire sum_d1_is0_6;
+wire sum_d1_is0_7;
+wire sum_d1_is0_8;
+wire sum_d1_and;
+wire [1:0] sum_d1_sel;
+wire [1:0] sum_d1_sel_2;
+wire sum_d1_and_2;
+wire [1:0] sum_d1_sel_3;
+wire [1:0] sum_d1_sel_4;
+wire sum_d1_and_3;
+wire [1:0] sum_d1_sel_5;
+wire [1:0] sum_d1_sel_6;
+wire sum_d1_and_4;
+wire [1:0] sum_d1_sel_7;
+wire [1:0] sum_d1_sel_8;
+wire sum_d1_and_5;
+wire sum_d1_and_6;
+wire sum_d1_and_7;
+wire [3:0] sum_d1_cat_2;
+wire [3:0] sum_d1_cat_3;
+wire [3:0] sum_d1_cat_4;
+wire [3:0] sum_d1_cat_5;
+wire [4:0] lz;
+reg [7:0] big_exp_d1;
+reg [7:0] big_exp_d2;
+wire [4:0] left;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1;
+wire [5:0] left_d1_cat;
+reg [27:0] sum_d2;
+wire [27:0] sum_d2_cat;
+wire sum_d2_sel;
+wire sum_d2_sel_2;
+wire sum_d2_sel_3;
+wire sum_d2_sel_4;
+wire sum_d2_sel_5;
+wire sum_d2_sel_6;
+wire sum_d2_sel_7;
+wire sum_d2_sel_8;
+wire sum_d2_sel_9;
+wire sum_d2_sel_10;
+wire sum_d2_sel_11;
+wire sum_d2_sel_12;
+wire sum_d2_sel_13;
+wire sum_d2_sel_14;
+wire sum_d2_sel_15;
+wire sum_d2_sel_16;
+wire sum_d2_sel_17;
+wire sum_d2_sel_18;
+wire sum_d2_sel_19;
+wire sum_d2_sel_20;
+wire [27:0] sum_d2_cat_2;
+wire sel_19;
+wire sel_20;
+wire sel_21;
+wire sel_22;
+wire sel_23;
+wire sel_24;
+wire sel_25;
+wire sel_26;
+wire sel_27;
+wire sel_28;
+wire sel_29;
+wire sel_30;
+wire sel_31;
+wire sel_32;
+wire sel_33;
+wire sel_34;
+wire sel_35;
+wire sel_36;
+wire sel_37;
+wire sel_38;
+wire for_normalized_sel;
+wire for_normalized_sel_2;
+wire for_normalized_sel_3;
+wire for_normalized_sel_4;
+wire for_normalized_sel_5;
+wire for_normalized_sel_6;
+wire [27:0] normalized;
+reg [8:0] field_base_d1;
+reg [8:0] field_base_d2;
+reg [8:0] field_base_d3;
+wire [8:0] field;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1;
+wire [22:0] kept;
+wire guard;
+wire sticky;
+wire increment;
+reg [8:0] field_d1;
+wire [31:0] packed_2;
+wire overflow_before;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded;
+wire overflow;
+reg inf_d1;
+reg inf_d2;
+reg inf_d3;
+reg inf_d4;
+reg inf_sign_d1;
+reg inf_sign_d2;
+reg inf_sign_d3;
+reg inf_sign_d4;
+reg big_sign_d1;
+reg big_sign_d2;
+reg big_sign_d3;
+reg big_sign_d4;
+reg zero_sign_d1;
+reg zero_sign_d2;
+reg zero_sign_d3;
+reg zero_sign_d4;
+reg exact_zero_d1;
+reg exact_zero_d2;
+reg nan_d1;
+reg nan_d2;
+reg nan_d3;
+reg nan_d4;
+wire [31:0] result;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign a_is0 = a[30:23] == 8'h0;
+assign a_is255 = a[30:23] == 8'hff;
+assign a_is0_2 = a[22:0] == 23'h0;
+assign a_sign = a[31];
+assign a_inf = a_is255 & a_is0_2;
+assign a_nan = a_is255 & (~a_is0_2);
+assign a_sig = {(~a_is0), a[22:0]};
+assign a_exp = a_is0 ? 8'h1 : a[30:23];
+assign b_is0 = b[30:23] == 8'h0;
+assign b_is255 = b[30:23] == 8'hff;
+assign b_is0_2 = b[22:0] == 23'h0;
+assign b_sign = b[31];
+assign b_inf = b_is255 & b_is0_2;
+assign b_nan = b_is255 & (~b_is0_2);
+assign b_sig = {(~b_is0), b[22:0]};
+assign b_exp = b_is0 ? 8'h1 : b[30:23];
+assign opposite = a_sign ^ b_sign;
+assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
+assign inf = a_inf | b_inf;
+assign inf_sign = a_inf ? a_sign : b_sign;
+assign zero_sign = a_sign & b_sign;
+assign swap = a[30:0] < b[30:0];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign = swap ? b_sign : a_sign;
+assign big_exp = swap ? b_exp : a_exp;
+assign small_exp = swap ? a_exp : b_exp;
+assign distance = big_exp - small_exp;
+assign big_sig = swap ? b_sig : a_sig;
+assign small_sig = swap ? a_sig : b_sig;
+assign amount = (~(distance[7:5] == 3'h0)) ? 5'h1f : distance[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat = {small_sig, 2'h0};
+assign amount_cat = {1'h0, amount};
+assign small_sig_not = ~(small_sig_cat[15:0] == 16'h0);
+assign small_sig_not_2 = ~(small_sig_cat[25:16] == 10'h0);
+assign small_sig_sel = amount_cat[5] ? (amount_cat[4] ? (small_sig_not | small_sig_not_2) : (small_sig_not | small_sig_not_2)) : (amount_cat[4] & small_sig_not);
+assign small_sig_cat_2 = {15'h0, (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[25])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[24])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[23])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[22])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[21])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[20])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[19])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[18])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[17])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[16])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[15])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[14])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[13])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[12])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[11])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[10])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[25] : small_sig_cat[9])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[24] : small_sig_cat[8])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[23] : small_sig_cat[7])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[22] : small_sig_cat[6])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[21] : small_sig_cat[5])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[20] : small_sig_cat[4])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[19] : small_sig_cat[3])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[18] : small_sig_cat[2])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[17] : small_sig_cat[1])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[16] : small_sig_cat[0]))};
+assign small_sig_not_3 = ~(small_sig_cat_2[3:0] == 4'h0);
+assign small_sig_not_4 = ~(small_sig_cat_2[7:4] == 4'h0);
+assign for_align_sticky_sel = amount_cat[2] ? (small_sig_not_3 | small_sig_not_4 | (~(small_sig_cat_2[11:8] == 4'h0))) : (small_sig_not_3 | small_sig_not_4);
+assign small_sig_sel_2 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[40] : small_sig_cat_2[36]) : (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]);
+assign small_sig_sel_3 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[39] : small_sig_cat_2[35]) : (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]);
+assign small_sig_sel_4 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[38] : small_sig_cat_2[34]) : (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]);
+assign small_sig_sel_5 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[37] : small_sig_cat_2[33]) : (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]);
+assign small_sig_sel_6 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[36] : small_sig_cat_2[32]) : (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]);
+assign small_sig_sel_7 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[35] : small_sig_cat_2[31]) : (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]);
+assign small_sig_sel_8 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[34] : small_sig_cat_2[30]) : (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]);
+assign small_sig_sel_9 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[33] : small_sig_cat_2[29]) : (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]);
+assign small_sig_sel_10 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]) : (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]);
+assign small_sig_sel_11 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]) : (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]);
+assign small_sig_sel_12 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]) : (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]);
+assign small_sig_sel_13 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]) : (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]);
+assign small_sig_sel_14 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]) : (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]);
+assign small_sig_sel_15 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]) : (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]);
+assign small_sig_sel_16 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]) : (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]);
+assign small_sig_sel_17 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]) : (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]);
+assign small_sig_sel_18 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]) : (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]);
+assign small_sig_sel_19 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]) : (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]);
+assign small_sig_sel_20 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]) : (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]);
+assign small_sig_sel_21 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]) : (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]);
+assign small_sig_sel_22 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]) : (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]);
+assign small_sig_sel_23 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]) : (amount_cat[2] ? small_sig_cat_2[11] : small_sig_cat_2[7]);
+assign small_sig_sel_24 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]) : (amount_cat[2] ? small_sig_cat_2[10] : small_sig_cat_2[6]);
+assign small_sig_sel_25 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]) : (amount_cat[2] ? small_sig_cat_2[9] : small_sig_cat_2[5]);
+assign small_sig_sel_26 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]) : (amount_cat[2] ? small_sig_cat_2[8] : small_sig_cat_2[4]);
+assign small_sig_sel_27 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]) : (amount_cat[2] ? small_sig_cat_2[7] : small_sig_cat_2[3]);
+assign small_sig_sel_28 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]) : (amount_cat[2] ? small_sig_cat_2[6] : small_sig_cat_2[2]);
+assign small_sig_sel_29 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]) : (amount_cat[2] ? small_sig_cat_2[5] : small_sig_cat_2[1]);
+assign small_sig_sel_30 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]) : (amount_cat[2] ? small_sig_cat_2[4] : small_sig_cat_2[0]);
+assign for_shifted_cat = {small_sig_sel_2, small_sig_sel_3, small_sig_sel_4, small_sig_sel_5, small_sig_sel_6, small_sig_sel_7,
+    small_sig_sel_8, small_sig_sel_9, small_sig_sel_10, small_sig_sel_11, small_sig_sel_12,
+    small_sig_sel_13, small_sig_sel_14, small_sig_sel_15, small_sig_sel_16, small_sig_sel_17,
+    small_sig_sel_18, small_sig_sel_19, small_sig_sel_20, small_sig_sel_21, small_sig_sel_22,
+    small_sig_sel_23, small_sig_sel_24, small_sig_sel_25, small_sig_sel_26, small_sig_sel_27,
+    small_sig_sel_28, small_sig_sel_29, small_sig_sel_30};
+assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
+assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
+assign for_align_sticky_sel_2 = amount_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
+assign sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
+assign sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
+assign sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
+assign sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
+assign sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
+assign sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
+assign sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
+assign sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
+assign sel_9 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
+assign sel_10 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
+assign sel_11 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
+assign sel_12 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
+assign sel_13 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
+assign sel_14 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
+assign sel_15 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
+assign sel_16 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
+assign sel_17 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
+assign sel_18 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
+assign for_shifted_sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
+assign for_shifted_sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
+assign for_shifted_sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
+assign for_shifted_sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
+assign for_shifted_sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
+assign for_shifted_sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
+assign for_shifted_sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
+assign for_shifted_sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
+assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+    sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
+    for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
+assign amount_cat_2 = {small_sig_sel, (amount_cat[3] ? for_align_sticky_sel : (amount_cat[2] & small_sig_not_3)),
+    (amount_cat[1] ? for_align_sticky_sel_2 : (amount_cat[0] & for_align_sticky_not))};
+assign align_sticky = ~(amount_cat_2 == 3'h0);
+assign big_padded = {1'h0, big_sig, 3'h0};
+assign aligned = {1'h0, shifted, align_sticky};
+assign field_base = ({1'h0, big_exp}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^
+    ({opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+    opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+    opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+    opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1})),
+    opposite_d1});
+assign sum = big_padded_d1_plus[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero = sum_d1 == 28'h0;
+assign sum_d1_cat = {sum_d1, 4'hf};
+assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
+assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
+assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
+assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
+assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
+assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
+assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
+assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
+assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
+assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
+assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
+assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
+assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
+assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
+assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
+assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
+assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
+assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
+assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
+assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
+assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
+assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
+assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
+assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
+assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
+assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
+assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
+assign lz = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
+assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat = {1'h0, left_d1};
+assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
+assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
+assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
+assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
+assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
+assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
+assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
+assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
+assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
+assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
+assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
+assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
+assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
+assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
+assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
+assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
+assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
+assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
+assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
+assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
+assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
+assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
+    sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
+    sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
+    sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
+assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
+assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
+assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
+assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
+assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
+assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
+assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
+assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
+assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
+assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
+assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
+assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
+assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
+assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
+assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
+assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
+assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
+assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
+assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
+assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
+assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
+assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
+assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
+assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
+assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
+assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
+assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
+    sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
+    for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
+assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept = normalized_d1[26:4];
+assign guard = normalized_d1[3];
+assign sticky = ~(normalized_d1[2:0] == 3'h0);
+assign increment = guard & (sticky | normalized_d1[4]);
+assign packed_2 = {field_d1, kept};
+assign overflow_before = ~(field_d1 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded = packed_2 + ({31'h0, increment});
+assign overflow = overflow_before | (~(rounded[31:23] < 9'hff));
+assign result = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
+
+always @(posedge clk) begin
+    if (ce) opposite_d1 <= opposite;
+    if (ce) big_padded_d1 <= big_padded;
+    if (ce) aligned_d1 <= aligned;
+    if (ce) sum_d1 <= sum;
+    if (ce) big_exp_d1 <= big_exp;
+    if (ce) big_exp_d2 <= big_exp_d1;
+    if (ce) left_d1 <= left;
+    if (ce) sum_d2 <= sum_d1;
+    if (ce) field_base_d1 <= field_base;
+    if (ce) field_base_d2 <= field_base_d1;
+    if (ce) field_base_d3 <= field_base_d2;
+    if (ce) normalized_d1 <= normalized;
+    if (ce) field_d1 <= field;
+    if (ce) inf_d1 <= inf;
+    if (ce) inf_d2 <= inf_d1;
+    if (ce) inf_d3 <= inf_d2;
+    if (ce) inf_d4 <= inf_d3;
+    if (ce) inf_sign_d1 <= inf_sign;
+    if (ce) inf_sign_d2 <= inf_sign_d1;
+    if (ce) inf_sign_d3 <= inf_sign_d2;
+    if (ce) inf_sign_d4 <= inf_sign_d3;
+    if (ce) big_sign_d1 <= big_sign;
+    if (ce) big_sign_d2 <= big_sign_d1;
+    if (ce) big_sign_d3 <= big_sign_d2;
+    if (ce) big_sign_d4 <= big_sign_d3;
+    if (ce) zero_sign_d1 <= zero_sign;
+    if (ce) zero_sign_d2 <= zero_sign_d1;
+    if (ce) zero_sign_d3 <= zero_sign_d2;
+    if (ce) zero_sign_d4 <= zero_sign_d3;
+    if (ce) exact_zero_d1 <= exact_zero;
+    if (ce) exact_zero_d2 <= exact_zero_d1;
+    if (ce) nan_d1 <= nan;
+    if (ce) nan_d2 <= nan_d1;
+    if (ce) nan_d3 <= nan_d2;
+    if (ce) nan_d4 <= nan_d3;
+end
+
+assign y = result;
+endmodule
+// verilator lint_on DECLFILENAME

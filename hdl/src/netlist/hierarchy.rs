@@ -72,6 +72,41 @@ impl Netlist {
         Ok(outputs)
     }
 
+    /// Keeps `child`, a pipeline of `latency` stages (every path through it `latency`
+    /// registers long, as [`crate::float::FloatOperator::module`] builds), as an instance in
+    /// this netlist's pipeline: each of `inputs` is first brought to the stage of the latest,
+    /// the child's input `ce` (when it has one) takes this pipeline's enable, and the outputs
+    /// are placed `latency` stages later. The instance name is `name`, or `name_2`, … when
+    /// taken.
+    pub fn stage_instance(&mut self, child: &Rc<Netlist>, module_name: &str, name: &str, inputs: &[(&str, Wire)], latency: usize) -> Result<HashMap<String, Wire>, Error> {
+        let wires: Vec<Wire> = inputs.iter().map(|(_, w)| *w).collect();
+        self.start_after(&wires);
+        let start = self.stage;
+        let mut connect: HashMap<String, Wire> = inputs.iter().map(|(p, w)| (p.to_string(), self.at_stage(*w))).collect();
+        let enable = match self.enable {
+            Some(e) => e,
+            None => self.constant(1, 1),
+        };
+        connect.insert("ce".into(), enable);
+        let mut unique = name.to_string();
+        let mut k = 2;
+        while self.instances.iter().any(|i| i.name == unique) {
+            unique = format!("{name}_{k}");
+            k += 1;
+        }
+        let outputs = self.instance(child, module_name, &unique, &|port| connect.get(port).copied())?;
+        for w in outputs.values() {
+            self.nodes[w.0].stage = start + latency;
+        }
+        self.stage = start + latency;
+        Ok(outputs)
+    }
+
+    /// Whether nodes built now belong to a unit (see [`super::units`]).
+    pub fn in_unit(&self) -> bool {
+        self.unit.is_some()
+    }
+
     /// The same design with every instance copied in (names prefixed with the instance path,
     /// `<instance>.`, as a waveform viewer shows them): what the built-in simulator evaluates. Wires of this netlist keep their indices.
     pub fn flatten(&self) -> Netlist {

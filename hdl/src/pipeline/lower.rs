@@ -5,7 +5,8 @@
 //! and an operation first brings its operands to the largest of their lags through history
 //! registers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 use crate::Error;
 
@@ -49,11 +50,15 @@ pub(super) struct Lowering<'k, 'd, 'b> {
     lags: Vec<usize>,
     /// The node being lowered lies on a loop.
     zero: bool,
+    /// Index of the node being lowered.
+    index: usize,
+    /// Operator modules built so far, by operator, format and stages.
+    modules: HashMap<(FloatOperator, FloatFormat, usize), (String, Rc<Netlist>)>,
 }
 
 impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     pub fn new(k: &'k Kernel, d: &'d Design, stages: &'k Stages, operators: &'k mut BTreeMap<&'static str, usize>, beats: Option<&'b mut Beats<'d>>) -> Self {
-        Lowering { k, d, stages, operators, beats, values: vec![], in_loop: k.in_loop(), lags: k.lags(), zero: false }
+        Lowering { k, d, stages, operators, beats, values: vec![], in_loop: k.in_loop(), lags: k.lags(), zero: false, index: 0, modules: HashMap::new() }
     }
 
     /// The stage count of operator `name`: none on a recurrence's loop.
@@ -70,6 +75,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     pub fn run(mut self, lanes: &[Sig<'d>]) -> Result<Vec<(Sig<'d>, usize)>, Error> {
         for (i, node) in self.k.nodes.iter().enumerate() {
             self.zero = self.in_loop[i];
+            self.index = i;
             let v = match node {
                 Node::Prev(Some(target), k) => {
                     let name = self.k.names.get(target).cloned().unwrap_or_else(|| format!("v{}", target.0));
@@ -103,6 +109,29 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                 (x.named(&format!("{name}{suffix}")), lag)
             })
             .collect())
+    }
+
+    /// A floating-point operator on `operands`: an instance of its module, named after the
+    /// value it computes (`<value>_<operator>`), so that a pipeline's Verilog lists its
+    /// operators and Verilator builds each kind once. Operators on a recurrence's loop (no
+    /// stages) and inside a unit are built in place.
+    fn operator(&mut self, op: FloatOperator, format: FloatFormat, stages: usize, operands: &[Wire]) -> Result<Wire, Error> {
+        if stages == 0 || self.d.net().in_unit() {
+            return op.build(&mut self.d.net(), format, stages, operands);
+        }
+        let (module, child) = match self.modules.get(&(op, format, stages)) {
+            Some(m) => m.clone(),
+            None => {
+                let (module, net) = op.module(format, stages)?;
+                let m = (module, Rc::new(net));
+                self.modules.insert((op, format, stages), m.clone());
+                m
+            }
+        };
+        let value = self.k.names.get(&Value(self.index)).cloned().unwrap_or_else(|| format!("v{}", self.index));
+        let inputs: Vec<(&str, Wire)> = ["a", "b"].into_iter().zip(operands.iter().copied()).collect();
+        let outputs = self.d.net().stage_instance(&child, &module, &format!("{value}_{}", op.name()), &inputs, stages)?;
+        Ok(outputs["y"])
     }
 
     fn count(&mut self, name: &'static str) {
@@ -159,8 +188,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                     self.count(op.name());
                     let operands: Vec<Wire> = x.iter().map(|s| s.wire).collect();
                     let stages = if self.zero { 0 } else { self.stages.of(*op) };
-                    let result = op.build(&mut d.net(), float(ty), stages, &operands)?;
-                    (d.sig(result), lag)
+                    (d.sig(self.operator(*op, float(ty), stages, &operands)?), lag)
                 }
             },
             Node::Fixed(op, a, b) => {

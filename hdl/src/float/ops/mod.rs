@@ -146,6 +146,23 @@ impl FloatOperator {
         cuts.finish();
         Ok(result)
     }
+
+    /// The operator as a module of its own, for a pipeline that instantiates it: the module
+    /// name (`<format>_<operator>_s<stages>`, e.g. `fp32_mul_s5`) and its design — inputs `a`
+    /// (and `b` for two operands), output `y` after `stages` registers, which advance with
+    /// input `ce` (absent with no stages). Verilator keeps it a model of its own, built once
+    /// however many pipelines use it. Errors as [`FloatOperator::build`].
+    pub fn module(self, format: FloatFormat, stages: usize) -> Result<(String, Netlist), Error> {
+        let mut net = Netlist::new();
+        if stages > 0 {
+            net.enable = Some(net.input("ce", 1));
+        }
+        let operands: Vec<Wire> = ["a", "b"][..self.operands()].iter().map(|p| net.input(p, format.width())).collect();
+        let y = self.build(&mut net, format, stages, &operands)?;
+        net.output("y", y);
+        net.no_inline = true;
+        Ok((format!("{format}_{}_s{stages}", self.name()), net))
+    }
 }
 
 /// Runs typed construction on a netlist the caller lends: the netlist moves into a [`Design`]

@@ -136,8 +136,13 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     // A module with no state (a pipeline of zero stages) keeps the clock and reset ports every
     // stream block has, unused.
     let stateless = net.instances.is_empty() && net.memories.is_empty() && !net.nodes.iter().any(|n| matches!(n.op, Op::Reg { .. }));
+    // A reset no register takes (pipeline registers have none) and no child receives.
+    let reset_unused = |port: &str| {
+        net.instances.is_empty()
+            && net.domains.iter().enumerate().any(|(k, d)| d.reset_port() == port && !matches!(d.reset, Reset::Low { .. }) && !net.nodes.iter().any(|n| n.domain == k && matches!(n.op, Op::Reg { reset: Some(_), .. })))
+    };
     for c in &clocks {
-        if stateless {
+        if stateless || reset_unused(c) {
             writeln!(text, "    /* verilator lint_off UNUSEDSIGNAL */\n    input wire {c};\n    /* verilator lint_on UNUSEDSIGNAL */").unwrap();
         } else {
             writeln!(text, "    input wire {c};").unwrap();
