@@ -1,14 +1,15 @@
 //! MIDG2 (`examples/apps/midg.app`, N = 3) over the generated nodes of `torus_2x2x2` with no
 //! host after the load: each node's application module (compiled program — dense operators for
 //! Dr, Ds, Dt and LIFT, the curl, flux and update pipelines, the sequencer running the
-//! Runge–Kutta stages — beside its halo engine and reduction bridge) in the built-in simulator,
-//! attached beat by beat to its generated node (Verilator, one model per node,
-//! `weft_sim::network::app_nodes`); the engines swap the face halos as packets through the
+//! Runge–Kutta stages — beside its halo engine and reduction bridge) generated as Verilog and
+//! run in Verilator, attached beat by beat to its generated node (Verilator too: two models per
+//! node, `weft_sim::network::app_nodes`); the engines swap the face halos as packets through the
 //! routers and links at the program's sync steps. With bit errors on every cable and one cable
 //! pulled during the run, every node's owned fields equal the partitioned software model's bit
 //! for bit after three time steps — and so the single node's and the solver model's, which
-//! `-p weft-ip --test midg_app` shows equal. About 5 minutes (eight compiled nodes in the
-//! built-in simulator): opt-in, `cargo test --release --test midg_torus -- --ignored`.
+//! `-p weft-ip --test midg_app` shows equal. Verilating the eight application modules takes
+//! about 10 minutes the first time (builds are cached): opt-in, `cargo test --release --test
+//! midg_torus -- --ignored`.
 
 use weft::ip::app::partition::halo::Halo;
 use weft::ip::app::partition::run::{run_in, InMemory};
@@ -20,7 +21,7 @@ use weft::ip::router::Direction;
 use weft::ip::system::allreduce::{Collective, ElementType, ReduceOp};
 use weft::ip::weft_hdl::float::FloatFormat;
 use weft::ip::weft_hdl::pipeline::Stages;
-use weft::sim::network::app_nodes::{app_nodes, run_app_nodes};
+use weft::sim::network::app_nodes::{app_nodes_in, run_app_nodes, AppSim};
 
 const MIDG: &str = include_str!("../examples/apps/midg.app");
 
@@ -47,7 +48,9 @@ fn midg2_with_no_host_over_torus_2x2x2_is_the_partitioned_model() {
     let work = std::env::temp_dir().join(format!("weft-test-midg-torus-{}", std::process::id()));
     let mut torus = weft::bench::allreduce::engine_torus(&system, ElementType::F32, &work, &mut |line| eprintln!("{line}")).unwrap();
     let _ = std::fs::remove_dir_all(&work);
-    let mut nodes = app_nodes("midg", &a, &data, &p, &h, &stages, &torus, &load).unwrap();
+    let modules = std::env::temp_dir().join(format!("weft-test-midg-apps-{}", std::process::id()));
+    let mut nodes = app_nodes_in(&AppSim::Verilator(modules.clone()), "midg", &a, &data, &p, &h, &stages, &torus, &load).unwrap();
+    let _ = std::fs::remove_dir_all(&modules);
     let orders: Vec<_> = nodes.iter().map(|n| n.share.global_orders(&a, &n.compiled.plan.schedules)).collect();
     let mut reference = load(&data).unwrap();
     let want = run_in(&mut reference, &p, &h, &mut InMemory { config: &rc }, Some(&orders), Some(steps), &mut |_, _| {}).unwrap();

@@ -1,6 +1,6 @@
 //! A partitioned mesh application with no host after the load: each node's application module
 //! (`weft_ip::app::partition::app_node`: compiled program, halo engine, reduction bridge) in the
-//! built-in simulator beside its generated node, its halo packets on IntraNode port
+//! built-in simulator or in Verilator ([`AppSim`]) beside its generated node, its halo packets on IntraNode port
 //! [`HALO_PORT`] and its reductions on the host side of the collective engine's port `a`, both
 //! beat by beat, every cycle of the torus.
 
@@ -18,13 +18,26 @@ use weft_ip::app::partition::Partition;
 use weft_ip::app::{Application, Element, MeshData};
 use weft_ip::router::Direction;
 use weft_ip::weft_hdl::netlist::eval::Evaluator;
+use weft_ip::weft_hdl::netlist::verilog;
 use weft_ip::weft_hdl::pipeline::Stages;
 
+use std::path::PathBuf;
+
 use super::Torus;
+use crate::cosim::Model;
 use crate::link::Device;
 use crate::Error;
 
-/// One node's share and its application module in the built-in simulator.
+/// Where the nodes' application modules run.
+#[derive(Clone, Debug)]
+pub enum AppSim {
+    /// The built-in simulator.
+    BuiltIn,
+    /// Verilator, one model per node, its Verilog written to (and kept in) this folder.
+    Verilator(PathBuf),
+}
+
+/// One node's share and its application module, loaded in its simulator.
 pub struct AppNode<T: Element> {
     /// The node's share.
     pub share: Local,
@@ -37,23 +50,23 @@ pub struct AppNode<T: Element> {
     /// Its reduction bridge.
     pub bridge: BridgeSpec,
     /// The module, loaded.
-    pub sim: Evaluator,
+    pub sim: Box<dyn LoopPorts>,
 }
 
 impl<T: Element> AppNode<T> {
     /// Dat `name` as the module holds it, in the node's element order.
     pub fn read(&mut self, name: &str) -> Vec<T> {
-        Host { app: &self.app, plan: &self.compiled.plan, name: "" }.read(&mut self.sim, name)
+        Host { app: &self.app, plan: &self.compiled.plan, name: "" }.read(self.sim.as_mut(), name)
     }
 
     /// Global `name` as the module holds it.
     pub fn read_global(&mut self, name: &str) -> Vec<T> {
-        Host { app: &self.app, plan: &self.compiled.plan, name: "" }.read_global(&mut self.sim, name)
+        Host { app: &self.app, plan: &self.compiled.plan, name: "" }.read_global(self.sim.as_mut(), name)
     }
 }
 
-/// Builds every node's module for `partition` of `app` on `torus` and loads it (program,
-/// tables). The modules are `<name><node>`.
+/// Builds every node's module for `partition` of `app` on `torus` in the built-in simulator
+/// and loads it (program, tables). The modules are `<name><node>`.
 #[allow(clippy::too_many_arguments)]
 pub fn app_nodes<T: Element, D: Device>(
     name: &str,
@@ -65,16 +78,52 @@ pub fn app_nodes<T: Element, D: Device>(
     torus: &Torus<D>,
     load: &dyn Fn(&MeshData) -> Result<Application<T>, weft_ip::Error>,
 ) -> Result<Vec<AppNode<T>>, weft_ip::Error> {
+    app_nodes_in(&AppSim::BuiltIn, name, app, mesh, partition, halo, stages, torus, load).map_err(weft_ip::Error::from)
+}
+
+/// [`app_nodes`] with the modules in `sim`: in Verilator, each node's module is written as
+/// `<name><node>.v`, verilated (or taken from the build cache) and reset.
+#[allow(clippy::too_many_arguments)]
+pub fn app_nodes_in<T: Element, D: Device>(
+    sim: &AppSim,
+    name: &str,
+    app: &Application<T>,
+    mesh: &MeshData,
+    partition: &Partition,
+    halo: &Halo,
+    stages: &Stages,
+    torus: &Torus<D>,
+    load: &dyn Fn(&MeshData) -> Result<Application<T>, weft_ip::Error>,
+) -> Result<Vec<AppNode<T>>, Error> {
     let config = &torus.config;
     (0..partition.parts)
         .map(|q| {
             let (share, node_app, compiled) = compile_node(app, mesh, partition, halo, stages, load, q)?;
             let tables = HaloTables::build(app, partition, halo, q, &share, &compiled, config)?;
             let bridge = BridgeSpec::build(app, config.width, config.max_packet_bytes)?;
-            let mut sim = Evaluator::new(app_node(&format!("{name}{q}"), &compiled.net, &tables, &bridge)?);
-            sim.reset(2);
-            Host { app: &node_app, plan: &compiled.plan, name: "" }.load_program(&mut sim, &compiled.loops);
-            load_tables(&mut sim, &tables);
+            let module = format!("{name}{q}");
+            let net = app_node(&module, &compiled.net, &tables, &bridge)?;
+            let mut sim: Box<dyn LoopPorts> = match sim {
+                AppSim::BuiltIn => {
+                    let mut e = Evaluator::new(net);
+                    e.reset(2);
+                    Box::new(e)
+                }
+                AppSim::Verilator(work) => {
+                    std::fs::create_dir_all(work)?;
+                    let file = work.join(format!("{module}.v"));
+                    std::fs::write(&file, verilog::module(&net, &module))?;
+                    let mut m = Model::build(&file, &module)?;
+                    let rst = m.port("rst")?;
+                    m.set(rst, 1);
+                    m.tick();
+                    m.tick();
+                    m.set(rst, 0);
+                    Box::new(m)
+                }
+            };
+            Host { app: &node_app, plan: &compiled.plan, name: "" }.load_program(sim.as_mut(), &compiled.loops);
+            load_tables(sim.as_mut(), &tables);
             Ok(AppNode { share, app: node_app, compiled, tables, bridge, sim })
         })
         .collect()
@@ -184,7 +233,7 @@ pub fn run_app_nodes<T: Element, D: Device>(
 ) -> Result<AppRun, Error> {
     let n = nodes.len();
     for x in nodes.iter_mut() {
-        let s = &mut x.sim;
+        let s = x.sim.as_mut();
         LoopPorts::set(s, "iterations", &big(iterations as u128));
         LoopPorts::set(s, "start", &big(1));
         LoopPorts::edge(s);
@@ -197,9 +246,9 @@ pub fn run_app_nodes<T: Element, D: Device>(
     let start = torus.cycle;
     let mut cycles = 0u64;
     let mut trackers: Vec<Tracker> = nodes.iter().map(|x| Tracker { loops: x.compiled.loops.clone(), runs: vec![0; x.compiled.loops.len()], syncing: None, since: 0, timeline: vec![] }).collect();
-    while nodes.iter_mut().any(|x| LoopPorts::get(&mut x.sim, "busy") == big(1)) {
+    while nodes.iter_mut().any(|x| LoopPorts::get(x.sim.as_mut(), "busy") == big(1)) {
         for (t, x) in trackers.iter_mut().zip(nodes.iter_mut()) {
-            t.observe(&mut x.sim, cycles);
+            t.observe(x.sim.as_mut(), cycles);
         }
         cycles += 1;
         if cycles > limit {
@@ -217,8 +266,8 @@ pub fn run_app_nodes<T: Element, D: Device>(
                 nodes
                     .iter_mut()
                     .map(|x| {
-                        (LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tvalid")) == big(1))
-                            .then(|| (pieces(&LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tdata")), chunks), LoopPorts::get(&mut x.sim, &format!("{s}_m_axis_tlast")) == big(1)))
+                        (LoopPorts::get(x.sim.as_mut(), &format!("{s}_m_axis_tvalid")) == big(1))
+                            .then(|| (pieces(&LoopPorts::get(x.sim.as_mut(), &format!("{s}_m_axis_tdata")), chunks), LoopPorts::get(x.sim.as_mut(), &format!("{s}_m_axis_tlast")) == big(1)))
                     })
                     .collect()
             })
@@ -230,22 +279,22 @@ pub fn run_app_nodes<T: Element, D: Device>(
             }
             for (k, s) in streams.iter().enumerate() {
                 let beat = &stepped[k].delivered[q];
-                LoopPorts::set(&mut x.sim, &format!("{s}_m_axis_tready"), &big(stepped[k].taken[q] as u128));
-                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tvalid"), &big(beat.is_some() as u128));
-                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tdata"), &beat.as_ref().map_or(BigUint::default(), |b| whole(&b.0)));
-                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tlast"), &big(beat.as_ref().is_some_and(|b| b.1) as u128));
-                LoopPorts::set(&mut x.sim, &format!("{s}_s_axis_tkeep"), &keep);
+                LoopPorts::set(x.sim.as_mut(), &format!("{s}_m_axis_tready"), &big(stepped[k].taken[q] as u128));
+                LoopPorts::set(x.sim.as_mut(), &format!("{s}_s_axis_tvalid"), &big(beat.is_some() as u128));
+                LoopPorts::set(x.sim.as_mut(), &format!("{s}_s_axis_tdata"), &beat.as_ref().map_or(BigUint::default(), |b| whole(&b.0)));
+                LoopPorts::set(x.sim.as_mut(), &format!("{s}_s_axis_tlast"), &big(beat.as_ref().is_some_and(|b| b.1) as u128));
+                LoopPorts::set(x.sim.as_mut(), &format!("{s}_s_axis_tkeep"), &keep);
             }
-            LoopPorts::edge(&mut x.sim);
+            LoopPorts::edge(x.sim.as_mut());
         }
     }
     if let Some((node, d, _, _)) = cut {
         torus.cut(node, d, false);
     }
     for (t, x) in trackers.iter_mut().zip(nodes.iter_mut()) {
-        t.observe(&mut x.sim, cycles);
+        t.observe(x.sim.as_mut(), cycles);
     }
-    let mut count = |name: &str| -> Vec<u64> { nodes.iter_mut().map(|x| small(&LoopPorts::get(&mut x.sim, name)) as u64).collect() };
+    let mut count = |name: &str| -> Vec<u64> { nodes.iter_mut().map(|x| small(&LoopPorts::get(x.sim.as_mut(), name)) as u64).collect() };
     Ok(AppRun {
         cycles,
         reductions: count("reduce_operations"),
