@@ -49,6 +49,24 @@ fn the_u280_transceiver_files_lint_and_pass_the_stub_check() {
     let moved = out.join("moved_gt.tcl");
     std::fs::write(&moved, std::fs::read_to_string(&tcl).unwrap().replacen("X0Y41 X0Y42", "X0Y42 X0Y41", 1)).unwrap();
     assert!(check_gt_tcl(&moved, &config, RATES[0]).is_err());
+    // The node with its transceivers inside: lints with the IPs and primitives as stubs; its XDC
+    // pins every lane and reference clock, QSFP0's first lane receiving on the master XDC's L53.
+    let gt = weft::system::Transceivers { node_gt: top.clone(), tcl: tcl.clone(), top: dir.join("torus_4x2x1_gt_top.v"), xdc: dir.join("torus_4x2x1_gt_top.xdc") };
+    assert!(written.contains(&gt.top) && written.contains(&gt.xdc));
+    let node = dir.join("torus_4x2x1_node.v");
+    weft::system::gt_top::check(&config, &node, &gt).unwrap();
+    let xdc = std::fs::read_to_string(&gt.xdc).unwrap();
+    assert!(xdc.contains("set_property PACKAGE_PIN L53 [get_ports {qsfp0_rx_p[0]}]"), "{xdc}");
+    assert!(xdc.contains("set_property PACKAGE_PIN T42 [get_ports qsfp0_refclk_p]") && xdc.contains("create_clock -period 6.400"), "{xdc}");
+    // A lane index past the cage, a pin given twice, a lane left without a pin: refused.
+    for (what, broken) in [
+        ("index past the bus", xdc.replace("{qsfp1_tx_n[3]}", "{qsfp1_tx_n[4]}")),
+        ("pin given twice", xdc.replace("PACKAGE_PIN L54 ", "PACKAGE_PIN L53 ")),
+        ("lane without a pin", xdc.lines().filter(|l| !l.contains("{qsfp1_rx_p[2]}")).collect::<Vec<_>>().join("\n")),
+    ] {
+        std::fs::write(&gt.xdc, &broken).unwrap();
+        assert!(weft::system::gt_top::check(&config, &node, &gt).is_err(), "{what}: accepted");
+    }
     let _ = std::fs::remove_dir_all(&out);
     // Six links of two lanes need 12 channels: more than the U280's two cages.
     let cube = weft::system::parse(&std::fs::read_to_string("examples/torus_4x2x1.toml").unwrap().replace("dims = [4, 2, 1]", "dims = [2, 2, 2]")).unwrap();

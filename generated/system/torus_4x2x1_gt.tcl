@@ -25,6 +25,7 @@ set_property -dict [list \
     CONFIG.LOCATE_RESET_CONTROLLER {CORE} \
     CONFIG.LOCATE_TX_USER_CLOCKING {EXAMPLE_DESIGN} \
     CONFIG.LOCATE_RX_USER_CLOCKING {EXAMPLE_DESIGN} \
+    CONFIG.LOCATE_USER_DATA_WIDTH_SIZING {CORE} \
 ] [get_ips torus_4x2x1_gt_qsfp0]
 generate_target all [get_ips torus_4x2x1_gt_qsfp0]
 
@@ -52,5 +53,6 @@ set_property -dict [list \
     CONFIG.LOCATE_RESET_CONTROLLER {CORE} \
     CONFIG.LOCATE_TX_USER_CLOCKING {EXAMPLE_DESIGN} \
     CONFIG.LOCATE_RX_USER_CLOCKING {EXAMPLE_DESIGN} \
+    CONFIG.LOCATE_USER_DATA_WIDTH_SIZING {CORE} \
 ] [get_ips torus_4x2x1_gt_qsfp1]
 generate_target all [get_ips torus_4x2x1_gt_qsfp1]

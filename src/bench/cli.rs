@@ -168,6 +168,21 @@ pub enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// MIDG2's compute modules (Dr, curl, flux, LIFT, update; order 3, binary32) each placed and
+    /// routed alone on an ECP5-85F with three nextpnr seeds: Fmax per seed and the median; prints
+    /// a table, writes dg_timing.json (slow: about ten minutes a module and seed)
+    DgTiming {
+        /// Only these modules (comma-separated: midg_derivatives_ur, midg_curl, midg_flux,
+        /// midg_lift_lift, midg_update); all when empty
+        #[arg(long, value_delimiter = ',')]
+        modules: Vec<String>,
+        /// Placement seeds (comma-separated)
+        #[arg(long, value_delimiter = ',', default_values_t = crate::bench::dg_timing::SEEDS)]
+        seeds: Vec<u32>,
+        /// Output folder for dg_timing.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// The shipped systems' generated nodes in Verilator: b_eff against the analytic model,
     /// 16-byte ping-pong, one-way bandwidth against message size (on torus_4x2x1), latency against
     /// load (both tori); prints tables, writes net.json and three SVG plots
@@ -207,6 +222,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Airfoil { nodes, out }), _) => crate::bench::commands::airfoil_nodes(&nodes, &out),
         (Some(Bench::Midg { orders, out }), _) => crate::bench::commands::midg(&orders, &out),
         (Some(Bench::Dg { cubes, steps, ber, out }), _) => crate::bench::commands::dg(&cubes, steps, ber, &out),
+        (Some(Bench::DgTiming { modules, seeds, out }), _) => crate::bench::commands::dg_timing(&modules, &seeds, &out),
         (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
     }
 }

@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod commands;
 pub mod dg;
 pub mod dg_resources;
+pub mod dg_timing;
 pub mod link;
 pub mod midg;
 pub mod net;

@@ -8,6 +8,7 @@ pub mod application;
 pub mod config;
 pub mod constraints;
 pub mod fusesoc;
+pub mod gt_top;
 pub mod ipxact;
 pub mod platform_designer;
 pub use weft_tools::ports;
@@ -84,9 +85,26 @@ pub struct Files {
     pub platform_designer: Option<PathBuf>,
     /// `<generated>/kernels/<kernel>.v` of each kernel the ports serve, sorted, once each.
     pub kernels: Vec<PathBuf>,
-    /// On the U280: `<name>_node_gt.v` (the node with its transceiver wrappers) and
-    /// `<name>_gt.tcl` (the GT wizard IPs).
-    pub transceivers: Option<(PathBuf, PathBuf)>,
+    /// On the U280: the node on its transceivers.
+    pub transceivers: Option<Transceivers>,
+}
+
+/// The files of the node on the board's transceivers.
+pub struct Transceivers {
+    /// `<name>_node_gt.v`: the node with its transceiver wrappers.
+    pub node_gt: PathBuf,
+    /// `<name>_gt.tcl`: the GT wizard IPs.
+    pub tcl: PathBuf,
+    /// `<name>_gt_top.v`: the node with the IPs, reference clocks and user clocks inside.
+    pub top: PathBuf,
+    /// `<name>_gt_top.xdc`: the board's pins and reference clocks for it.
+    pub xdc: PathBuf,
+}
+
+impl Transceivers {
+    fn files(&self) -> [&PathBuf; 4] {
+        [&self.node_gt, &self.tcl, &self.top, &self.xdc]
+    }
 }
 
 /// The files of the node as a Vitis RTL kernel.
@@ -127,7 +145,12 @@ impl Files {
             }),
             platform_designer: (config.board.vendor == config::Vendor::Intel).then(|| dir.join(format!("{name}_node_hw.tcl"))),
             kernels,
-            transceivers: transceivers::applies(config).then(|| (dir.join(format!("{name}_node_gt.v")), dir.join(format!("{name}_gt.tcl")))),
+            transceivers: transceivers::applies(config).then(|| Transceivers {
+                node_gt: dir.join(format!("{name}_node_gt.v")),
+                tcl: dir.join(format!("{name}_gt.tcl")),
+                top: dir.join(format!("{name}_gt_top.v")),
+                xdc: dir.join(format!("{name}_gt_top.xdc")),
+            }),
         }
     }
 
@@ -224,12 +247,15 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         written.extend([v.top.clone(), v.kernel_xml.clone(), v.package.clone(), v.linker.clone()]);
     }
     written.extend(files.platform_designer.clone());
-    if let Some((top, tcl)) = &files.transceivers {
+    if let Some(gt) = &files.transceivers {
         let summary = format!("{name}_node with every link's lanes on transceiver gearboxes (the GT wizard IPs of {name}_gt.tcl)");
         let spec = weft_hdl::export::ModuleSpec { family: "system", name: format!("{name}_node_gt"), summary, parameters: vec![], hidden_ports: vec![] };
-        write(top, &export_netlist(&spec, &transceivers::node_gt(config, &node_net)?)?)?;
-        write(tcl, &transceivers::gt_tcl(config, transceivers::RATES[0])?)?;
-        written.extend([top.clone(), tcl.clone()]);
+        let node_gt = transceivers::node_gt(config, &node_net)?;
+        write(&gt.node_gt, &export_netlist(&spec, &node_gt)?)?;
+        write(&gt.tcl, &transceivers::gt_tcl(config, transceivers::RATES[0])?)?;
+        write(&gt.top, &gt_top::gt_top(config, &weft_hdl::netlist::verilog::ports(&node_gt), transceivers::RATES[0])?)?;
+        write(&gt.xdc, &gt_top::gt_xdc(config, transceivers::RATES[0])?)?;
+        written.extend(gt.files().map(PathBuf::clone));
     }
     if let Some(app) = &config.application {
         written.extend(application::generate(config, app, &node_net, &generated.join("system"))?);
@@ -247,7 +273,7 @@ pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &P
     let mut parts: Vec<String> = vec!["system".into(), config.name.clone()];
     let tools = crate::cache::fingerprints();
     parts.extend([&tools.verilator, &tools.iverilog, &tools.fusesoc, &tools.tclsh, &tools.executable].map(String::clone));
-    let vitis: Vec<&PathBuf> = files.vitis.iter().flat_map(|v| [&v.top, &v.package]).chain(files.transceivers.iter().flat_map(|(t, s)| [t, s])).collect();
+    let vitis: Vec<&PathBuf> = files.vitis.iter().flat_map(|v| [&v.top, &v.package]).chain(files.transceivers.iter().flat_map(Transceivers::files)).collect();
     for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()).chain(files.kernels.iter()).chain(vitis).chain(files.platform_designer.iter()) {
         // A missing file gives no key: `check` says what is missing.
         let Ok(bytes) = std::fs::read(f) else { return check(config, generated, constraints_dir).map(|s| (s, false)) };
@@ -314,11 +340,17 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
         vitis::check_package(&v.package, &krnl, &buses)?;
         vitis_note = format!("; {krnl}: verilator lint, {} runs against stub Vivado commands", v.package.display());
     }
-    if let Some((gt_top, tcl)) = &files.transceivers {
+    if let Some(gt) = &files.transceivers {
         let name = format!("{}_node_gt", config.name);
-        verilator_lint_files(&[files.node.as_path(), gt_top.as_path()], &name).map_err(|e| Error::from(e).context(format!("{name}: verilator lint failed")))?;
-        transceivers::check_gt_tcl(tcl, config, transceivers::RATES[0])?;
-        vitis_note.push_str(&format!("; {name}: verilator lint, {} runs against stub Vivado commands", tcl.display()));
+        verilator_lint_files(&[files.node.as_path(), gt.node_gt.as_path()], &name).map_err(|e| Error::from(e).context(format!("{name}: verilator lint failed")))?;
+        transceivers::check_gt_tcl(&gt.tcl, config, transceivers::RATES[0])?;
+        let top = format!("{}_gt_top", config.name);
+        gt_top::check(config, &files.node, gt)?;
+        vitis_note.push_str(&format!(
+            "; {name}, {top}: verilator lint (the IPs and primitives as stubs), {} runs against stub Vivado commands, {} names the top's ports",
+            gt.tcl.display(),
+            gt.xdc.display()
+        ));
     }
     if let Some(hw) = &files.platform_designer {
         let text = std::fs::read_to_string(&files.node).map_err(|e| Error::from(e).context(files.node.display()))?;

@@ -29,20 +29,47 @@ use super::config::{SystemConfig, Vendor};
 use super::tops::elsewhere;
 use crate::Error;
 
-/// One QSFP28 cage: its GTY quad and four channel sites.
+/// One QSFP28 cage: its GTY quad, four channel sites and the board's pins for them (from the
+/// board's master XDC).
 #[derive(Clone, Copy, Debug)]
 pub struct Cage {
     /// The quad as the board's documentation names it.
     pub quad: &'static str,
     /// The channel sites, lane 0 first.
     pub sites: [&'static str; 4],
+    /// Receive pins (P, N) of each lane.
+    pub rx: [(&'static str, &'static str); 4],
+    /// Transmit pins (P, N) of each lane.
+    pub tx: [(&'static str, &'static str); 4],
+    /// The quad's reference-clock pins (P, N): `clk0` (156.25 MHz, the SI570 through a buffer)
+    /// and `clk1` (the SI546: 161.1328125 MHz with its frequency select high, 156.25 MHz low).
+    pub refclk: [(&'static str, &'static str); 2],
+    /// The SI546's frequency-select and active-low output-enable pins (LVCMOS18).
+    pub fs_oe_b: (&'static str, &'static str),
 }
 
 /// The cages of a board: the U280's QSFP28 cages on GTY quads 134 and 135, each with the
 /// 156.25 MHz reference on `clk0` and 161.1328125 MHz on `clk1` of its own quad.
 pub fn cages(board: &str) -> Option<[Cage; 2]> {
     match board {
-        "u280" => Some([Cage { quad: "134", sites: ["X0Y40", "X0Y41", "X0Y42", "X0Y43"] }, Cage { quad: "135", sites: ["X0Y44", "X0Y45", "X0Y46", "X0Y47"] }]),
+        "u280" => Some([
+            Cage {
+                quad: "134",
+                sites: ["X0Y40", "X0Y41", "X0Y42", "X0Y43"],
+                rx: [("L53", "L54"), ("K51", "K52"), ("J53", "J54"), ("H51", "H52")],
+                tx: [("L48", "L49"), ("L44", "L45"), ("K46", "K47"), ("J48", "J49")],
+                refclk: [("T42", "T43"), ("R40", "R41")],
+                fs_oe_b: ("G32", "H32"),
+            },
+            Cage {
+                quad: "135",
+                sites: ["X0Y44", "X0Y45", "X0Y46", "X0Y47"],
+                rx: [("G53", "G54"), ("F51", "F52"), ("E53", "E54"), ("D51", "D52")],
+                tx: [("G48", "G49"), ("E48", "E49"), ("C48", "C49"), ("A49", "A50")],
+                refclk: [("P42", "P43"), ("M42", "M43")],
+                fs_oe_b: ("G33", "H30"),
+            },
+        ]),
         _ => None,
     }
 }
@@ -75,7 +102,7 @@ pub fn assignment(config: &SystemConfig) -> Result<Vec<(Direction, Vec<(usize, &
 }
 
 /// The channel sites of cage `k` the links use, in lane order.
-fn cage_sites(links: &[(Direction, Vec<(usize, &'static str)>)], k: usize) -> Vec<&'static str> {
+pub(super) fn cage_sites(links: &[(Direction, Vec<(usize, &'static str)>)], k: usize) -> Vec<&'static str> {
     links.iter().flat_map(|(_, lanes)| lanes.iter().filter(|(c, _)| *c == k).map(|(_, s)| *s)).collect()
 }
 
@@ -135,7 +162,15 @@ fn properties(rate: LaneRate, sites: &[&str]) -> Vec<(String, String)> {
     // link's lanes come from another neighbour, recovered at its own frequency, so a cage's
     // channels cannot share the IP's one receive user clock (the RX master channel's); and every
     // channel transmits on the node's one fabric clock.
-    for (key, value) in [("LOCATE_COMMON", "CORE"), ("LOCATE_RESET_CONTROLLER", "CORE"), ("LOCATE_TX_USER_CLOCKING", "EXAMPLE_DESIGN"), ("LOCATE_RX_USER_CLOCKING", "EXAMPLE_DESIGN")] {
+    // The width-sizing helper in the IP: its data ports are `gtwiz_userdata_tx_in` and
+    // `gtwiz_userdata_rx_out`, 64 bits a channel.
+    for (key, value) in [
+        ("LOCATE_COMMON", "CORE"),
+        ("LOCATE_RESET_CONTROLLER", "CORE"),
+        ("LOCATE_TX_USER_CLOCKING", "EXAMPLE_DESIGN"),
+        ("LOCATE_RX_USER_CLOCKING", "EXAMPLE_DESIGN"),
+        ("LOCATE_USER_DATA_WIDTH_SIZING", "CORE"),
+    ] {
         props.push((key.into(), value.into()));
     }
     props
@@ -188,7 +223,7 @@ pub fn applies(config: &SystemConfig) -> bool {
 const STUBS: &str = r#"
 set problems {}
 set ips {}
-set allowed {preset CHANNEL_ENABLE TX_MASTER_CHANNEL RX_MASTER_CHANNEL TX_LINE_RATE RX_LINE_RATE TX_REFCLK_FREQUENCY RX_REFCLK_FREQUENCY TX_REFCLK_SOURCE RX_REFCLK_SOURCE TX_DATA_ENCODING RX_DATA_DECODING TX_USER_DATA_WIDTH TX_INT_DATA_WIDTH RX_USER_DATA_WIDTH RX_INT_DATA_WIDTH FREERUN_FREQUENCY LOCATE_COMMON LOCATE_RESET_CONTROLLER LOCATE_TX_USER_CLOCKING LOCATE_RX_USER_CLOCKING}
+set allowed {preset CHANNEL_ENABLE TX_MASTER_CHANNEL RX_MASTER_CHANNEL TX_LINE_RATE RX_LINE_RATE TX_REFCLK_FREQUENCY RX_REFCLK_FREQUENCY TX_REFCLK_SOURCE RX_REFCLK_SOURCE TX_DATA_ENCODING RX_DATA_DECODING TX_USER_DATA_WIDTH TX_INT_DATA_WIDTH RX_USER_DATA_WIDTH RX_INT_DATA_WIDTH FREERUN_FREQUENCY LOCATE_COMMON LOCATE_RESET_CONTROLLER LOCATE_TX_USER_CLOCKING LOCATE_RX_USER_CLOCKING LOCATE_USER_DATA_WIDTH_SIZING}
 proc create_ip {args} {
     global ips problems
     if {[lindex $args [expr {[lsearch $args -name] + 1}]] ne "gtwizard_ultrascale"} { lappend problems "create_ip: not the GT wizard" }

@@ -16,7 +16,7 @@ mod verilator;
 mod yosys;
 
 pub use icarus::{icarus_compile, icarus_compile_files};
-pub use nextpnr::{ooc_harness, place_and_route, TimingReport};
+pub use nextpnr::{ooc_harness, place_and_route, place_and_route_seed, TimingReport};
 pub use verilator::{verilator_lint, verilator_lint_files};
 pub use yosys::{parse_synth_log, yosys_synth, yosys_synth_for, Family, SynthReport};
 

