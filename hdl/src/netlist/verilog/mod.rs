@@ -139,7 +139,11 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     // A reset no register takes (pipeline registers have none) and no child receives.
     let reset_unused = |port: &str| {
         net.instances.is_empty()
-            && net.domains.iter().enumerate().any(|(k, d)| d.reset_port() == port && !matches!(d.reset, Reset::Low { .. }) && !net.nodes.iter().any(|n| n.domain == k && matches!(n.op, Op::Reg { reset: Some(_), .. })))
+            && net
+                .domains
+                .iter()
+                .enumerate()
+                .any(|(k, d)| d.reset_port() == port && !matches!(d.reset, Reset::Low { .. }) && !net.nodes.iter().any(|n| n.domain == k && matches!(n.op, Op::Reg { reset: Some(_), .. })))
     };
     for c in &clocks {
         if stateless || reset_unused(c) {
