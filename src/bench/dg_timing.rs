@@ -67,7 +67,7 @@ pub fn run(modules: &[String], seeds: &[u32], work: &Path, progress: &mut dyn Fn
     if let Some(m) = modules.iter().find(|m| !MODULES.iter().any(|(n, _)| n == m)) {
         return Err(Error::Input(format!("`modules`: no module `{m}`; allowed {}", MODULES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))));
     }
-    if seeds.is_empty() || seeds.iter().any(|&s| s == 0) {
+    if seeds.is_empty() || seeds.contains(&0) {
         return Err(Error::Input("`seeds`: one or more placement seeds, each 1 or more".into()));
     }
     std::fs::create_dir_all(work).map_err(|e| Error::from(e).context(work.display()))?;
