@@ -68,6 +68,27 @@ fn the_u280_transceiver_files_lint_and_pass_the_stub_check() {
         assert!(weft::system::gt_top::check(&config, &node, &gt).is_err(), "{what}: accepted");
     }
     let _ = std::fs::remove_dir_all(&out);
+    // The U200 (a ring of four: X+ and X− on QSFP0, quad 231): its own pins, reference clock and
+    // control pins (the SI5335's frequency select, the module's reset and low-power pins).
+    let ring = weft::system::load(std::path::Path::new("examples/wired_ring.toml")).unwrap();
+    assert_eq!(ring.board.name, "u200");
+    let written = weft::system::generate(&ring, &out, &out.join("constraints")).unwrap();
+    let gt = weft::system::Transceivers { node_gt: dir.join("wired_ring_node_gt.v"), tcl: dir.join("wired_ring_gt.tcl"), top: dir.join("wired_ring_gt_top.v"), xdc: dir.join("wired_ring_gt_top.xdc") };
+    assert!(gt.files().iter().all(|f| written.contains(f)));
+    check_gt_tcl(&gt.tcl, &ring, RATES[0]).unwrap();
+    weft::system::gt_top::check(&ring, &dir.join("wired_ring_node.v"), &gt).unwrap();
+    let xdc = std::fs::read_to_string(&gt.xdc).unwrap();
+    for line in [
+        "set_property PACKAGE_PIN N4 [get_ports {qsfp0_rx_p[0]}]",
+        "set_property PACKAGE_PIN M11 [get_ports qsfp0_refclk_p]",
+        "set_property -dict {PACKAGE_PIN BE17 IOSTANDARD LVCMOS12} [get_ports qsfp0_resetl]",
+    ] {
+        assert!(xdc.contains(line), "{line}\n{xdc}");
+    }
+    assert!(!xdc.contains("qsfp1"), "the ring's four channels fit QSFP0");
+    let top = std::fs::read_to_string(&gt.top).unwrap();
+    assert!(top.contains("assign qsfp0_resetl = 1'b1;") && top.contains("assign qsfp0_lpmode = 1'b0;"), "the module out of reset, not in low power");
+    let _ = std::fs::remove_dir_all(&out);
     // Six links of two lanes need 12 channels: more than the U280's two cages.
     let cube = weft::system::parse(&std::fs::read_to_string("examples/torus_4x2x1.toml").unwrap().replace("dims = [4, 2, 1]", "dims = [2, 2, 2]")).unwrap();
     let err = assignment(&cube).unwrap_err().to_string();

@@ -71,7 +71,7 @@ module torus_4x2x1_gt_top(
     // free-running clock of the transceivers' reset controllers (125 MHz: the IPs' FREERUN_FREQUENCY) and its reset
     input wire freerun_clk;
     input wire freerun_rst;
-    // QSFP0 (quad 134): reference clock (clk0), lanes X0Y40, X0Y41, X0Y42, X0Y43, the SI546's controls
+    // QSFP0 (quad 134): reference clock (clk0), lanes X0Y40, X0Y41, X0Y42, X0Y43, control pins
     input wire qsfp0_refclk_p;
     input wire qsfp0_refclk_n;
     input wire [3:0] qsfp0_rx_p;
@@ -80,7 +80,7 @@ module torus_4x2x1_gt_top(
     output wire [3:0] qsfp0_tx_n;
     output wire qsfp0_fs;
     output wire qsfp0_oe_b;
-    // QSFP1 (quad 135): reference clock (clk0), lanes X0Y44, X0Y45, X0Y46, X0Y47, the SI546's controls
+    // QSFP1 (quad 135): reference clock (clk0), lanes X0Y44, X0Y45, X0Y46, X0Y47, control pins
     input wire qsfp1_refclk_p;
     input wire qsfp1_refclk_n;
     input wire [3:0] qsfp1_rx_p;
@@ -143,7 +143,7 @@ module torus_4x2x1_gt_top(
     /* verilator lint_off PINCONNECTEMPTY */
     IBUFDS_GTE4 #(.REFCLK_HROW_CK_SEL(2'b00)) qsfp0_refclk_buf (.I(qsfp0_refclk_p), .IB(qsfp0_refclk_n), .CEB(1'b0), .O(qsfp0_refclk), .ODIV2());
     /* verilator lint_on PINCONNECTEMPTY */
-    // the SI546: on, 156.25 MHz
+    // the cage's control pins: the reference oscillator on, at the rate's frequency; the module out of reset
     assign qsfp0_fs = 1'b0;
     assign qsfp0_oe_b = 1'b0;
     /* verilator lint_off UNUSEDSIGNAL */
@@ -168,7 +168,7 @@ module torus_4x2x1_gt_top(
     /* verilator lint_off PINCONNECTEMPTY */
     IBUFDS_GTE4 #(.REFCLK_HROW_CK_SEL(2'b00)) qsfp1_refclk_buf (.I(qsfp1_refclk_p), .IB(qsfp1_refclk_n), .CEB(1'b0), .O(qsfp1_refclk), .ODIV2());
     /* verilator lint_on PINCONNECTEMPTY */
-    // the SI546: on, 156.25 MHz
+    // the cage's control pins: the reference oscillator on, at the rate's frequency; the module out of reset
     assign qsfp1_fs = 1'b0;
     assign qsfp1_oe_b = 1'b0;
     /* verilator lint_off UNUSEDSIGNAL */

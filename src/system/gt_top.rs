@@ -1,5 +1,5 @@
 //! The node with its transceivers inside, ready for the board's pins: `<cfg>_gt_top.v` and
-//! `<cfg>_gt_top.xdc` (U280).
+//! `<cfg>_gt_top.xdc` (U200, U280).
 //!
 //! - `<cfg>_gt_top.v` instantiates `<cfg>_node_gt` and the GT wizard IPs of `<cfg>_gt.tcl`
 //!   (`<cfg>_gt_qsfp<k>`, their ports as the wizard gives them with the common block, the reset
@@ -13,7 +13,7 @@
 //!   top also drives the SI546's frequency select (high for 161.1328125 MHz) and output enable
 //!   (low: on), and brings out `clk` and `rst` for the host logic beside the node.
 //! - `<cfg>_gt_top.xdc`: the cages' lane and reference-clock pins, the reference clocks' periods
-//!   and the SI546's control pins, from the board's master XDC. The free-running 125 MHz clock of
+//!   and the control pins, from the board's master XDC. The free-running 125 MHz clock of
 //!   the reset controllers (`freerun_clk`) comes from the user's design and is constrained there.
 
 use std::fmt::Write;
@@ -21,7 +21,7 @@ use std::fmt::Write;
 use weft_hdl::netlist::verilog::Port;
 
 use super::config::SystemConfig;
-use super::transceivers::{assignment, cage_sites, cages, LaneRate};
+use super::transceivers::{assignment, cage_sites, cages, Cage, Drive, LaneRate};
 use crate::Error;
 
 /// The GT wizard's ports for `n` channels in one quad, as `<cfg>_gt.tcl` configures it: (name,
@@ -104,7 +104,7 @@ pub fn gt_top(config: &SystemConfig, node_gt: &[Port], rate: LaneRate) -> Result
     );
     let mut header = vec!["freerun_clk".to_string(), "freerun_rst".to_string()];
     for (k, _) in &cages_used {
-        header.extend(["refclk_p", "refclk_n", "rx_p", "rx_n", "tx_p", "tx_n", "fs", "oe_b"].iter().map(|s| format!("qsfp{k}_{s}")));
+        header.extend(["refclk_p", "refclk_n", "rx_p", "rx_n", "tx_p", "tx_n"].iter().chain(board[*k].controls.iter().map(|c| &c.0)).map(|s| format!("qsfp{k}_{s}")));
     }
     header.extend(["clk".to_string(), "rst".to_string()]);
     header.extend(passed.iter().map(|p| p.name.clone()));
@@ -112,26 +112,36 @@ pub fn gt_top(config: &SystemConfig, node_gt: &[Port], rate: LaneRate) -> Result
     t.push_str("    // free-running clock of the transceivers' reset controllers (125 MHz: the IPs' FREERUN_FREQUENCY) and its reset\n    input wire freerun_clk;\n    input wire freerun_rst;\n");
     for (k, sites) in &cages_used {
         let n = sites.len();
-        writeln!(t, "    // QSFP{k} (quad {}): reference clock ({}), lanes {}, the SI546's controls", board[*k].quad, rate.refclk, sites.join(", ")).unwrap();
+        writeln!(t, "    // QSFP{k} (quad {}): reference clock ({}), lanes {}, control pins", board[*k].quad, rate.refclk, sites.join(", ")).unwrap();
         writeln!(t, "    input wire qsfp{k}_refclk_p;\n    input wire qsfp{k}_refclk_n;").unwrap();
         for (p, dir) in [("rx_p", "input"), ("rx_n", "input"), ("tx_p", "output"), ("tx_n", "output")] {
             writeln!(t, "    {dir} wire {}qsfp{k}_{p};", range(n)).unwrap();
         }
-        writeln!(t, "    output wire qsfp{k}_fs;\n    output wire qsfp{k}_oe_b;").unwrap();
+        for (suffix, _, _) in board[*k].controls {
+            writeln!(t, "    output wire qsfp{k}_{suffix};").unwrap();
+        }
     }
     t.push_str("    // the node's fabric clock (the transmit user clock) and its reset, for the logic beside the node\n    output wire clk;\n    output wire rst;\n    // the node's ports\n");
     for p in &passed {
         writeln!(t, "    {} wire {}{};", if p.output { "output" } else { "input" }, range(p.width), p.name).unwrap();
     }
 
-    let fs = u8::from(rate.refclk == "clk1");
+    let fast = rate.refclk == "clk1";
     for (k, sites) in &cages_used {
         let n = sites.len();
         let q = format!("qsfp{k}");
         writeln!(t, "\n    // ---- QSFP{k}: reference clock, transceivers {}", sites.join(", ")).unwrap();
         writeln!(t, "    wire {q}_refclk;\n    /* verilator lint_off PINCONNECTEMPTY */\n    IBUFDS_GTE4 #(.REFCLK_HROW_CK_SEL(2'b00)) {q}_refclk_buf (.I({q}_refclk_p), .IB({q}_refclk_n), .CEB(1'b0), .O({q}_refclk), .ODIV2());\n    /* verilator lint_on PINCONNECTEMPTY */").unwrap();
-        writeln!(t, "    // the SI546: on, {} MHz", if fs == 1 { "161.1328125" } else { "156.25" }).unwrap();
-        writeln!(t, "    assign {q}_fs = 1'b{fs};\n    assign {q}_oe_b = 1'b0;").unwrap();
+        t.push_str("    // the cage's control pins: the reference oscillator on, at the rate's frequency; the module out of reset\n");
+        for (suffix, _, drive) in board[*k].controls {
+            let bit = match drive {
+                Drive::Low => false,
+                Drive::High => true,
+                Drive::Fast => fast,
+                Drive::Slow => !fast,
+            };
+            writeln!(t, "    assign {q}_{suffix} = 1'b{};", u8::from(bit)).unwrap();
+        }
         // The IP gives every channel's clocks, reset status and 6-bit headers; the top uses each
         // link's first channel's clocks and the headers' two bits.
         t.push_str("    /* verilator lint_off UNUSEDSIGNAL */\n");
@@ -248,12 +258,12 @@ pub fn gt_top(config: &SystemConfig, node_gt: &[Port], rate: LaneRate) -> Result
     Ok(t)
 }
 
-/// `<cfg>_gt_top.xdc` at `rate`: lane pins, reference-clock pins and periods, the SI546's pins.
+/// `<cfg>_gt_top.xdc` at `rate`: lane pins, reference-clock pins and periods, control pins.
 pub fn gt_xdc(config: &SystemConfig, rate: LaneRate) -> Result<String, Error> {
     let board = cages(config.board.name).expect("checked by the assignment");
     let clock = usize::from(rate.refclk == "clk1");
     let mut t = format!(
-        "# {name}_gt_top.xdc — the {b}'s QSFP28 pins for {name}_gt_top at {gbps} Gb/s: lanes, the {mhz} MHz reference clocks ({clk}), the SI546's controls (from the board's master XDC)\n# Generated by weft {version}; do not edit. Regenerate with `weft generate`.\n",
+        "# {name}_gt_top.xdc — the {b}'s QSFP28 pins for {name}_gt_top at {gbps} Gb/s: lanes, the {mhz} MHz reference clocks ({clk}), the control pins (from the board's master XDC)\n# Generated by weft {version}; do not edit. Regenerate with `weft generate`.\n",
         name = config.name,
         b = config.board.name,
         gbps = rate.gbps,
@@ -276,10 +286,20 @@ pub fn gt_xdc(config: &SystemConfig, rate: LaneRate) -> Result<String, Error> {
                 writeln!(t, "set_property PACKAGE_PIN {pin} [get_ports {{{q}_{port}[{c}]}}]").unwrap();
             }
         }
-        let (fs, oe_b) = cage.fs_oe_b;
-        writeln!(t, "set_property -dict {{PACKAGE_PIN {fs} IOSTANDARD LVCMOS18}} [get_ports {q}_fs]\nset_property -dict {{PACKAGE_PIN {oe_b} IOSTANDARD LVCMOS18}} [get_ports {q}_oe_b]\nset_false_path -to [get_ports {{{q}_fs {q}_oe_b}}]").unwrap();
+        control_pins(&mut t, &q, cage);
     }
     Ok(t)
+}
+
+/// The XDC lines of a cage's control pins: pin, I/O standard, no timing to them (static levels).
+fn control_pins(t: &mut String, q: &str, cage: &Cage) {
+    for (suffix, pin, _) in cage.controls {
+        writeln!(t, "set_property -dict {{PACKAGE_PIN {pin} IOSTANDARD {}}} [get_ports {q}_{suffix}]", cage.control_standard).unwrap();
+    }
+    let ports: Vec<String> = cage.controls.iter().map(|c| format!("{q}_{}", c.0)).collect();
+    if !ports.is_empty() {
+        writeln!(t, "set_false_path -to [get_ports {{{}}}]", ports.join(" ")).unwrap();
+    }
 }
 
 /// Verilog stubs of what `<cfg>_gt_top.v` instantiates from Vivado's library and IP (the

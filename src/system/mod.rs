@@ -85,7 +85,7 @@ pub struct Files {
     pub platform_designer: Option<PathBuf>,
     /// `<generated>/kernels/<kernel>.v` of each kernel the ports serve, sorted, once each.
     pub kernels: Vec<PathBuf>,
-    /// On the U280: the node on its transceivers.
+    /// On the U200 and U280: the node on its transceivers.
     pub transceivers: Option<Transceivers>,
 }
 
@@ -102,7 +102,8 @@ pub struct Transceivers {
 }
 
 impl Transceivers {
-    fn files(&self) -> [&PathBuf; 4] {
+    /// The four files.
+    pub fn files(&self) -> [&PathBuf; 4] {
         [&self.node_gt, &self.tcl, &self.top, &self.xdc]
     }
 }

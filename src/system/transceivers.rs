@@ -1,4 +1,4 @@
-//! The node on the U280's transceivers: every link's lanes on the GTY channels of the QSFP28
+//! The node on the U200's and U280's transceivers: every link's lanes on the GTY channels of the QSFP28
 //! cages, with the 64B/66B asynchronous gearbox.
 //!
 //! - `<cfg>_gt.tcl` creates one GT wizard IP (`gtwizard_ultrascale`, preset `GTY-10GBASE-R`, an
@@ -29,6 +29,19 @@ use super::config::{SystemConfig, Vendor};
 use super::tops::elsewhere;
 use crate::Error;
 
+/// What the top drives on one of a cage's control pins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drive {
+    /// Constant 0.
+    Low,
+    /// Constant 1.
+    High,
+    /// 1 when the lane rate takes the 161.1328125 MHz reference (`clk1`), else 0.
+    Fast,
+    /// 0 when the lane rate takes the 161.1328125 MHz reference, else 1.
+    Slow,
+}
+
 /// One QSFP28 cage: its GTY quad, four channel sites and the board's pins for them (from the
 /// board's master XDC).
 #[derive(Clone, Copy, Debug)]
@@ -41,15 +54,19 @@ pub struct Cage {
     pub rx: [(&'static str, &'static str); 4],
     /// Transmit pins (P, N) of each lane.
     pub tx: [(&'static str, &'static str); 4],
-    /// The quad's reference-clock pins (P, N): `clk0` (156.25 MHz, the SI570 through a buffer)
-    /// and `clk1` (the SI546: 161.1328125 MHz with its frequency select high, 156.25 MHz low).
+    /// The quad's reference-clock pins (P, N): `clk0` (156.25 MHz from the SI570) and `clk1`
+    /// (161.1328125 MHz from the cage's own oscillator, at its default frequency select).
     pub refclk: [(&'static str, &'static str); 2],
-    /// The SI546's frequency-select and active-low output-enable pins (LVCMOS18).
-    pub fs_oe_b: (&'static str, &'static str),
+    /// Control outputs: port suffix, pin, what the top drives (the reference oscillator's
+    /// frequency select and enable, the module's reset and low-power pins).
+    pub controls: &'static [(&'static str, &'static str, Drive)],
+    /// The control pins' I/O standard.
+    pub control_standard: &'static str,
 }
 
-/// The cages of a board: the U280's QSFP28 cages on GTY quads 134 and 135, each with the
-/// 156.25 MHz reference on `clk0` and 161.1328125 MHz on `clk1` of its own quad.
+/// The cages of a board, QSFP0 first: the U280's on GTY quads 134 and 135 (the SI546's frequency
+/// select and enable; the module's sideband pins are not wired to the FPGA), the U200's on 231 and
+/// 230 (the SI5335's frequency select, the module's reset, low-power and select pins).
 pub fn cages(board: &str) -> Option<[Cage; 2]> {
     match board {
         "u280" => Some([
@@ -59,7 +76,8 @@ pub fn cages(board: &str) -> Option<[Cage; 2]> {
                 rx: [("L53", "L54"), ("K51", "K52"), ("J53", "J54"), ("H51", "H52")],
                 tx: [("L48", "L49"), ("L44", "L45"), ("K46", "K47"), ("J48", "J49")],
                 refclk: [("T42", "T43"), ("R40", "R41")],
-                fs_oe_b: ("G32", "H32"),
+                controls: &[("fs", "G32", Drive::Fast), ("oe_b", "H32", Drive::Low)],
+                control_standard: "LVCMOS18",
             },
             Cage {
                 quad: "135",
@@ -67,7 +85,28 @@ pub fn cages(board: &str) -> Option<[Cage; 2]> {
                 rx: [("G53", "G54"), ("F51", "F52"), ("E53", "E54"), ("D51", "D52")],
                 tx: [("G48", "G49"), ("E48", "E49"), ("C48", "C49"), ("A49", "A50")],
                 refclk: [("P42", "P43"), ("M42", "M43")],
-                fs_oe_b: ("G33", "H30"),
+                controls: &[("fs", "G33", Drive::Fast), ("oe_b", "H30", Drive::Low)],
+                control_standard: "LVCMOS18",
+            },
+        ]),
+        "u200" => Some([
+            Cage {
+                quad: "231",
+                sites: ["X1Y48", "X1Y49", "X1Y50", "X1Y51"],
+                rx: [("N4", "N3"), ("M2", "M1"), ("L4", "L3"), ("K2", "K1")],
+                tx: [("N9", "N8"), ("M7", "M6"), ("L9", "L8"), ("K7", "K6")],
+                refclk: [("M11", "M10"), ("K11", "K10")],
+                controls: &[("fs0", "AT20", Drive::Slow), ("fs1", "AU22", Drive::Fast), ("resetl", "BE17", Drive::High), ("lpmode", "BD18", Drive::Low), ("modsell", "BE16", Drive::Low)],
+                control_standard: "LVCMOS12",
+            },
+            Cage {
+                quad: "230",
+                sites: ["X1Y44", "X1Y45", "X1Y46", "X1Y47"],
+                rx: [("U4", "U3"), ("T2", "T1"), ("R4", "R3"), ("P2", "P1")],
+                tx: [("U9", "U8"), ("T7", "T6"), ("R9", "R8"), ("P7", "P6")],
+                refclk: [("T11", "T10"), ("P11", "P10")],
+                controls: &[("fs0", "AR22", Drive::Slow), ("fs1", "AU20", Drive::Fast), ("resetl", "BC18", Drive::High), ("lpmode", "AV22", Drive::Low), ("modsell", "AY20", Drive::Low)],
+                control_standard: "LVCMOS12",
             },
         ]),
         _ => None,
@@ -92,7 +131,7 @@ pub const RATES: [LaneRate; 2] = [LaneRate { gbps: 10.3125, refclk_mhz: 156.25, 
 /// Per link: its endpoint and, per lane, (cage, channel site).
 pub fn assignment(config: &SystemConfig) -> Result<Vec<(Direction, Vec<(usize, &'static str)>)>, Error> {
     let board = config.board.name;
-    let cages = cages(board).ok_or_else(|| Error::Input(format!("`board` = \"{board}\": transceiver wrappers are generated for the u280")))?;
+    let cages = cages(board).ok_or_else(|| Error::Input(format!("`board` = \"{board}\": transceiver wrappers are generated for the u200 and u280")))?;
     let lanes = config.node.link.lanes;
     let endpoints = config.node.endpoints();
     if endpoints.len() * lanes > 8 {
