@@ -189,11 +189,11 @@ pub fn dg(cubes: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Err
 /// each of `seeds`; writes `dg_timing.json` into `out`.
 pub fn dg_timing(modules: &[String], seeds: &[u32], out: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-dg-timing-{}", std::process::id()));
-    let rows = crate::bench::dg_timing::run(modules, seeds, &work, &mut |line| eprintln!("{line}"));
+    let file = out.join("dg_timing.json");
+    let rows = crate::bench::dg_timing::run(modules, seeds, &work, &mut |line| eprintln!("{line}"), &mut |rows| write_json(&file, &rows));
     let _ = std::fs::remove_dir_all(&work);
-    let rows = rows?;
-    print!("{}", crate::bench::dg_timing::table(&rows));
-    write_json(&out.join("dg_timing.json"), &rows)
+    print!("{}", crate::bench::dg_timing::table(&rows?));
+    Ok(())
 }
 
 /// `weft bench link`: writes `link.json` and `link_goodput.svg` into `out`.

@@ -19,12 +19,13 @@ use weft_ip::weft_hdl::pipeline::Stages;
 use crate::Error;
 
 /// The modules measured: module name in the program's Verilog, and what it computes.
+/// Smallest first.
 pub const MODULES: [(&str, &str); 5] = [
     ("midg_derivatives_ur", "volume: Dr · u, 4 lanes"),
-    ("midg_curl", "volume: the curl with the geometric factors"),
-    ("midg_flux", "surface: the upwind flux at a face node"),
-    ("midg_lift_lift", "surface: LIFT · flux, 4 lanes"),
     ("midg_update", "update: low-storage Runge–Kutta"),
+    ("midg_curl", "volume: the curl with the geometric factors"),
+    ("midg_lift_lift", "surface: LIFT · flux, 4 lanes"),
+    ("midg_flux", "surface: the upwind flux at a face node"),
 ];
 
 /// Placement seeds of nextpnr when none are given.
@@ -63,7 +64,9 @@ pub fn median(values: &[f64]) -> Option<f64> {
 /// Compiles the program (on the 6 elements of one sub-cube: the modules do not depend on the
 /// mesh's size) into `work` and places and routes each of `modules` (names from [`MODULES`];
 /// all when empty) with each of `seeds`. One run of nextpnr takes about ten minutes here.
-pub fn run(modules: &[String], seeds: &[u32], work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<ModuleTiming>, Error> {
+/// `done` sees the rows measured so far after each module (place and route is slow: a caller
+/// keeps what was measured).
+pub fn run(modules: &[String], seeds: &[u32], work: &Path, progress: &mut dyn FnMut(&str), done: &mut dyn FnMut(&[ModuleTiming]) -> Result<(), Error>) -> Result<Vec<ModuleTiming>, Error> {
     if let Some(m) = modules.iter().find(|m| !MODULES.iter().any(|(n, _)| n == m)) {
         return Err(Error::Input(format!("`modules`: no module `{m}`; allowed {}", MODULES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "))));
     }
@@ -97,6 +100,7 @@ pub fn run(modules: &[String], seeds: &[u32], work: &Path, progress: &mut dyn Fn
         }
         row.median_mhz = median(&row.fmax_mhz.iter().flatten().copied().collect::<Vec<_>>());
         rows.push(row);
+        done(&rows)?;
     }
     Ok(rows)
 }
