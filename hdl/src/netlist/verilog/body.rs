@@ -167,6 +167,11 @@ impl Body<'_> {
     }
 
     fn bits(&self, a: Wire, lo: usize, width: usize) -> String {
+        // Part of a constant (an instance's input tied to one, copied in by flattening): the
+        // literal of those bits.
+        if let Op::Const(v) = self.net.nodes[self.t(a).0].op {
+            return literal(v.checked_shr(lo as u32).unwrap_or(0) & crate::netlist::mask(width), width);
+        }
         let (base, off) = self.base(a).unwrap_or_else(|| panic!("netlist node {} is indexed but not declared", a.0));
         index(&base, off + lo, width, false)
     }
