@@ -114,6 +114,10 @@ pub(super) fn timing(src: &Sources) -> Result<String, Error> {
             vec![format!("`{}`", r["module"].as_str().unwrap_or("")), r["what"].as_str().unwrap_or("").into(), seeds.join(" / "), mhz(&r["median_mhz"])]
         })
         .collect();
+    for (module, what) in crate::bench::dg_timing::MODULES.iter().filter(|(m, _)| !modules.iter().any(|r| r["module"].as_str() == Some(m))) {
+        body.push(vec![format!("`{module}`"), (*what).into(), "not measured".into(), "–".into()]);
+    }
+    let seeds: Vec<String> = modules.first().map(|r| rows(&r["seeds"]).iter().map(int).collect()).unwrap_or_default();
     let slowest = modules.iter().filter(|r| !r["median_mhz"].is_null()).map(|r| f(&r["median_mhz"])).fold(f64::INFINITY, f64::min);
     if slowest.is_finite() {
         for r in rows(&runs["runs"]) {
@@ -122,7 +126,10 @@ pub(super) fn timing(src: &Sources) -> Result<String, Error> {
         }
     }
     Ok(table(
-        "MIDG2 N = 3 (binary32): each compute module of the program placed and routed alone on an ECP5-85F (nextpnr-ecp5, out-of-context harness, seeds 1 / 2 / 3), Fmax per seed and the median; the slowest median bounds the program's clock (its sequencer, memories and halo engine are not in these figures), and the last rows give each mesh's GFLOP/s by MIDG2's FLOP model at that clock. `weft bench dg-timing` (bench/dg_timing.json).",
+        &format!(
+            "MIDG2 N = 3 (binary32): each compute module of the program placed and routed alone on an ECP5-85F (nextpnr-ecp5, out-of-context harness, seeds {}), Fmax per seed and the median; the slowest median of those measured bounds the program's clock (its sequencer, memories and halo engine are not in these figures), and the last rows give each mesh's GFLOP/s by MIDG2's FLOP model at that clock. `weft bench dg-timing` (bench/dg_timing.json).",
+            seeds.join(" / ")
+        ),
         &["module", "computes", "Fmax per seed, MHz", "median, MHz"],
         body,
     ))
