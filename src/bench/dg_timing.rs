@@ -92,9 +92,15 @@ pub fn run(modules: &[String], seeds: &[u32], work: &Path, progress: &mut dyn Fn
                     row.fmax_mhz.push(Some(t.fmax_mhz));
                 }
                 Err(e) => {
+                    let e = e.to_string();
                     progress(&format!("{module}, seed {seed}: place and route failed: {e}"));
-                    row.failure.get_or_insert(e.to_string());
                     row.fmax_mhz.push(None);
+                    // Not fitting the part does not depend on the placement seed.
+                    if let Some(over) = over_capacity(&e) {
+                        row.failure = Some(format!("does not fit the ECP5-85F: {over}"));
+                        break;
+                    }
+                    row.failure.get_or_insert(e);
                 }
             }
         }
@@ -103,6 +109,24 @@ pub fn run(modules: &[String], seeds: &[u32], work: &Path, progress: &mut dyn Fn
         done(&rows)?;
     }
     Ok(rows)
+}
+
+/// From nextpnr's report of a design that does not fit: the resources used beyond the part's
+/// (`MULT18X18D 216/156`).
+pub fn over_capacity(message: &str) -> Option<String> {
+    if !message.contains("does not fit") {
+        return None;
+    }
+    let over: Vec<String> = message
+        .lines()
+        .filter_map(|l| {
+            let (cell, counts) = l.trim().strip_prefix("Info:")?.trim().split_once(':')?;
+            let (used, total) = counts.split_whitespace().next()?.split_once('/').map(|(u, _)| (u, counts.split_whitespace().nth(1)))?;
+            let (used, total): (u64, u64) = (used.parse().ok()?, total?.parse().ok()?);
+            (used > total).then(|| format!("{} {used}/{total}", cell.trim()))
+        })
+        .collect();
+    Some(if over.is_empty() { "nextpnr could not place every cell".into() } else { over.join(", ") })
 }
 
 /// The slowest module's median Fmax and its name: the program's clock can be no higher.

@@ -105,13 +105,18 @@ pub(super) fn resources(src: &Sources) -> Result<String, Error> {
 pub(super) fn timing(src: &Sources) -> Result<String, Error> {
     let t = load(&src.bench, "dg_timing.json")?;
     let runs = load(&src.bench, "dg.json")?;
-    let mhz = |v: &serde_json::Value| if v.is_null() { "did not route".to_string() } else { fixed(f(v), 1) };
+    let mhz = |v: &serde_json::Value| if v.is_null() { "–".to_string() } else { fixed(f(v), 1) };
     let modules = rows(&t);
     let mut body: Vec<Vec<String>> = modules
         .iter()
         .map(|r| {
             let seeds: Vec<String> = rows(&r["fmax_mhz"]).iter().map(mhz).collect();
-            vec![format!("`{}`", r["module"].as_str().unwrap_or("")), r["what"].as_str().unwrap_or("").into(), seeds.join(" / "), mhz(&r["median_mhz"])]
+            let failure = r["failure"].as_str().unwrap_or("");
+            let fmax = match (failure.strip_prefix("does not fit the ECP5-85F: ").map(String::from).or_else(|| crate::bench::dg_timing::over_capacity(failure)), r["median_mhz"].is_null()) {
+                (Some(over), true) => format!("does not fit: {over}"),
+                _ => seeds.join(" / "),
+            };
+            vec![format!("`{}`", r["module"].as_str().unwrap_or("")), r["what"].as_str().unwrap_or("").into(), fmax, mhz(&r["median_mhz"])]
         })
         .collect();
     for (module, what) in crate::bench::dg_timing::MODULES.iter().filter(|(m, _)| !modules.iter().any(|r| r["module"].as_str() == Some(m))) {
