@@ -84,8 +84,9 @@ fn used_cages(config: &SystemConfig) -> Result<Vec<(usize, Vec<&'static str>)>, 
 }
 
 /// `<cfg>_gt_top.v` at `rate`, around `<cfg>_node_gt` whose ports (clocks and resets aside) are
-/// `node_gt`.
-pub fn gt_top(config: &SystemConfig, node_gt: &[Port], rate: LaneRate) -> Result<String, Error> {
+/// `node_gt` and whose clocks other than the fabric's and the links' receive clocks (a kernel
+/// clock) are `other_clocks`, each with its reset: those come from outside the top.
+pub fn gt_top(config: &SystemConfig, node_gt: &[Port], other_clocks: &[(String, String)], rate: LaneRate) -> Result<String, Error> {
     let name = &config.name;
     let links = assignment(config)?;
     let cages_used = used_cages(config)?;
@@ -107,6 +108,7 @@ pub fn gt_top(config: &SystemConfig, node_gt: &[Port], rate: LaneRate) -> Result
         header.extend(["refclk_p", "refclk_n", "rx_p", "rx_n", "tx_p", "tx_n"].iter().chain(board[*k].controls.iter().map(|c| &c.0)).map(|s| format!("qsfp{k}_{s}")));
     }
     header.extend(["clk".to_string(), "rst".to_string()]);
+    header.extend(other_clocks.iter().flat_map(|(c, r)| [c.clone(), r.clone()]));
     header.extend(passed.iter().map(|p| p.name.clone()));
     writeln!(t, "module {name}_gt_top(\n{}\n);", header.iter().map(|h| format!("    {h}")).collect::<Vec<_>>().join(",\n")).unwrap();
     t.push_str("    // free-running clock of the transceivers' reset controllers (125 MHz: the IPs' FREERUN_FREQUENCY) and its reset\n    input wire freerun_clk;\n    input wire freerun_rst;\n");
@@ -121,7 +123,14 @@ pub fn gt_top(config: &SystemConfig, node_gt: &[Port], rate: LaneRate) -> Result
             writeln!(t, "    output wire qsfp{k}_{suffix};").unwrap();
         }
     }
-    t.push_str("    // the node's fabric clock (the transmit user clock) and its reset, for the logic beside the node\n    output wire clk;\n    output wire rst;\n    // the node's ports\n");
+    t.push_str("    // the node's fabric clock (the transmit user clock) and its reset, for the logic beside the node\n    output wire clk;\n    output wire rst;\n");
+    if !other_clocks.is_empty() {
+        t.push_str("    // the node's other clocks (kernels' clocks) and their resets, from your design\n");
+        for (c, r) in other_clocks {
+            writeln!(t, "    input wire {c};\n    input wire {r};").unwrap();
+        }
+    }
+    t.push_str("    // the node's ports\n");
     for p in &passed {
         writeln!(t, "    {} wire {}{};", if p.output { "output" } else { "input" }, range(p.width), p.name).unwrap();
     }
@@ -246,6 +255,7 @@ pub fn gt_top(config: &SystemConfig, node_gt: &[Port], rate: LaneRate) -> Result
 
     writeln!(t, "\n    // ---- the node").unwrap();
     let mut conns = vec![".clk(clk)".to_string(), ".rst(rst)".to_string()];
+    conns.extend(other_clocks.iter().flat_map(|(c, r)| [format!(".{c}({c})"), format!(".{r}({r})")]));
     for (e, lanes) in &links {
         let en = e.name();
         conns.extend([format!(".{en}_rx_clk({en}_rx_clk)"), format!(".{en}_rx_rst({en}_rx_rst)")]);
@@ -328,7 +338,10 @@ pub fn stubs(config: &SystemConfig) -> Result<String, Error> {
 /// port of the top gets a pin, and no pin is given twice.
 pub fn check(config: &SystemConfig, node: &std::path::Path, gt: &super::Transceivers) -> Result<(), Error> {
     let top = format!("{}_gt_top", config.name);
-    let dir = std::env::temp_dir().join(format!("weft-gt-top-{}", std::process::id()));
+    // A folder of its own: checks run in parallel in one process.
+    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("weft-gt-top-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let stub = dir.join("gt_stubs.v");
     std::fs::write(&stub, stubs(config)?)?;

@@ -254,7 +254,8 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         let node_gt = transceivers::node_gt(config, &node_net)?;
         write(&gt.node_gt, &export_netlist(&spec, &node_gt)?)?;
         write(&gt.tcl, &transceivers::gt_tcl(config, transceivers::RATES[0])?)?;
-        write(&gt.top, &gt_top::gt_top(config, &weft_hdl::netlist::verilog::ports(&node_gt), transceivers::RATES[0])?)?;
+        let other_clocks: Vec<(String, String)> = node_gt.domains.iter().filter(|d| d.name != "clk" && !d.name.ends_with("_rx_clk")).map(|d| (d.name.clone(), d.reset_port())).collect();
+        write(&gt.top, &gt_top::gt_top(config, &weft_hdl::netlist::verilog::ports(&node_gt), &other_clocks, transceivers::RATES[0])?)?;
         write(&gt.xdc, &gt_top::gt_xdc(config, transceivers::RATES[0])?)?;
         written.extend(gt.files().map(PathBuf::clone));
     }

@@ -297,11 +297,14 @@ pub fn check_gt_tcl(file: &std::path::Path, config: &SystemConfig, rate: LaneRat
     }
     let path = std::fs::canonicalize(file).map_err(|e| Error::from(e).context(file.display()))?;
     let script = format!("{STUBS}\nset config [dict create]\nsource {{{}}}\n{expect}foreach p $problems {{ puts $p }}\nexit [expr {{[llength $problems] > 0}}]\n", path.display());
-    let dir = std::env::temp_dir().join(format!("weft-gt-tcl-{}", std::process::id()));
+    // A folder of its own: checks run in parallel in one process.
+    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("weft-gt-tcl-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let runner = dir.join("check_gt.tcl");
     std::fs::write(&runner, script)?;
     let out = weft_tools::run("tclsh", "apt-get install tcl", "tclsh", &[&runner.to_string_lossy()], &dir);
-    let _ = std::fs::remove_file(&runner);
+    let _ = std::fs::remove_dir_all(&dir);
     out.map(|_| ()).map_err(|e| Error::from(e).context(file.display()))
 }
