@@ -338,10 +338,7 @@ pub fn stubs(config: &SystemConfig) -> Result<String, Error> {
 /// port of the top gets a pin, and no pin is given twice.
 pub fn check(config: &SystemConfig, node: &std::path::Path, gt: &super::Transceivers) -> Result<(), Error> {
     let top = format!("{}_gt_top", config.name);
-    // A folder of its own: checks run in parallel in one process.
-    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("weft-gt-top-{}-{n}", std::process::id()));
+    let dir = super::check_dir("weft-gt-top");
     std::fs::create_dir_all(&dir)?;
     let stub = dir.join("gt_stubs.v");
     std::fs::write(&stub, stubs(config)?)?;

@@ -180,6 +180,14 @@ fn relative(from: &Path, to: &Path) -> String {
 }
 
 /// Writes `text` to `path`, making its folder.
+/// A temporary folder of its own for one check (`<prefix>-<process>-<n>`): checks run in
+/// parallel in one process.
+pub(super) fn check_dir(prefix: &str) -> PathBuf {
+    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("{prefix}-{}-{n}", std::process::id()))
+}
+
 pub(super) fn write(path: &Path, text: &str) -> Result<(), Error> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::from(e).context(dir.display()))?;

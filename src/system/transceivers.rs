@@ -297,10 +297,7 @@ pub fn check_gt_tcl(file: &std::path::Path, config: &SystemConfig, rate: LaneRat
     }
     let path = std::fs::canonicalize(file).map_err(|e| Error::from(e).context(file.display()))?;
     let script = format!("{STUBS}\nset config [dict create]\nsource {{{}}}\n{expect}foreach p $problems {{ puts $p }}\nexit [expr {{[llength $problems] > 0}}]\n", path.display());
-    // A folder of its own: checks run in parallel in one process.
-    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("weft-gt-tcl-{}-{n}", std::process::id()));
+    let dir = super::check_dir("weft-gt-tcl");
     std::fs::create_dir_all(&dir)?;
     let runner = dir.join("check_gt.tcl");
     std::fs::write(&runner, script)?;
