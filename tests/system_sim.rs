@@ -37,9 +37,20 @@ fn deliver(which: usize) {
         let built = start.elapsed();
         torus.reset();
         let up = torus.bring_up(20_000).unwrap();
+        // Zero-load hop, as soon as the links are up: a header-only packet from node 0 to its X+
+        // neighbour and back, from the cycle its beat is offered to the cycle it leaves, both
+        // counted — at most 40 cycles with the 16-cycle channel.
+        let rc = &system.node.router;
+        let neighbour = rc.neighbour(0, weft_ip::router::Direction { dim: 0, plus: true });
+        for (src, dst) in [((0, 0), (neighbour, 0)), ((neighbour, 0), (0, 0))] {
+            let one = Traffic { pattern: Pattern::UniformRandom, injection: Injection::One { src, dst, bytes: 0 }, min_bytes: 0, max_bytes: 0, valid_percent: 100, ready_percent: 100, seed: 1 };
+            let run = torus.run(&one, 1_000).unwrap().unwrap();
+            let hop = run.deliveries[0].head_out - run.deliveries[0].created + 1;
+            println!("{name}_sim: header-only packet {src:?} → {dst:?}: {hop} cycles");
+            assert!(hop <= 40, "{name}_sim: {src:?} → {dst:?} took {hop} cycles");
+        }
         // Every node's register window from outside: the boot sequencer's coordinates, then a
         // write to each node's scratch register read back from every node.
-        let rc = &system.node.router;
         for n in 0..rc.nodes() {
             let c = rc.coords(n);
             assert_eq!(torus.axil_read(n, 0x008).unwrap(), ((c[0] | c[1] << 8 | c[2] << 16) as u32, 0), "{name}_sim: node {n}'s coordinates");

@@ -41,9 +41,9 @@ module reliable_link_x1(
     rx_serial,
     rx_credit_return,
     lane_up,
-    channel_up,
     tx_credit,
     tx_serial,
+    channel_up,
     frames_sent,
     frames_retransmitted,
     frames_received,
@@ -88,9 +88,9 @@ module reliable_link_x1(
     input wire [1:0] rx_credit_return;
     // outputs: status and counters
     output wire lane_up;
-    output wire channel_up;
     output wire [1:0] tx_credit;
     output wire [65:0] tx_serial;
+    output wire channel_up;
     output reg [31:0] frames_sent;
     output reg [31:0] frames_retransmitted;
     output reg [31:0] frames_received;
@@ -109,6 +109,8 @@ reg [10:0] acked_addr;
 reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
+// acknowledgement bookkeeping
+wire bonding_channel_up_and;
 // counters
 reg channel_was_up;
 reg channel_ever_up;
@@ -175,6 +177,7 @@ wire control_info_in;
 wire [5:0] control_ack_in;
 wire [15:0] control_limit_in0;
 wire [15:0] control_limit_in1;
+wire control_limits_known;
 wire control_ack_ok;
 wire [10:0] control_replay_wr_sel;
 wire control_ack_taken;
@@ -191,6 +194,9 @@ wire transmit_ack_taken_and;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- state shared by the two directions ----
+
+// ---- acknowledgement bookkeeping ----
+assign bonding_channel_up_and = bonding_channel_up & control_limits_known;
 
 // ---- counters ----
 
@@ -335,6 +341,7 @@ reliable_link_x1_control control (
     .ack_in(control_ack_in),
     .limit_in0(control_limit_in0),
     .limit_in1(control_limit_in1),
+    .limits_known(control_limits_known),
     .ack_ok(control_ack_ok),
     .replay_wr_sel(control_replay_wr_sel),
     .ack_taken(control_ack_taken),
@@ -401,15 +408,14 @@ always @(posedge clk) begin
     if (rst) slips <= 32'h0; else slips <= elastic_eb_slip ? (slips + 32'h1) : slips;
     if (rst) partner_restarts <= 32'h0; else partner_restarts <= bonding_partner_restart ? (partner_restarts + 32'h1) : partner_restarts;
     if (rst) frames_dropped <= 32'h0; else frames_dropped <= bonding_partner_restart ? (frames_dropped + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped;
-    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up;
-    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up ? 1'h1 : channel_ever_up;
-    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
-    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up ? (up_cycles + 32'h1) : 32'h0;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up_and;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up_and ? 1'h1 : channel_ever_up;
+    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up_and & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
+    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up_and ? (up_cycles + 32'h1) : 32'h0;
 end
 
 assign s_axis_tready = ingress_ready;
 assign lane_up = bonding_lane_up_sync1;
-assign channel_up = bonding_channel_up;
 assign m_axis_nfc_tvalid = receive_rx_nfc_valid;
 assign m_axis_nfc_tdata = receive_rx_nfc_data;
 assign m_axis_vc0_tdata = receive_vc0_read0;
@@ -423,6 +429,7 @@ assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
 assign tx_serial = transmit_tx_block0;
+assign channel_up = bonding_channel_up_and;
 endmodule
 
 // Submodules of reliable_link_x1, prefixed with its name so any set of weft files can be read together.
@@ -1319,6 +1326,7 @@ module reliable_link_x1_control(
     ack_in,
     limit_in0,
     limit_in1,
+    limits_known,
     ack_ok,
     replay_wr_sel,
     ack_taken,
@@ -1360,6 +1368,7 @@ module reliable_link_x1_control(
     output reg [5:0] ack_in;
     output reg [15:0] limit_in0;
     output reg [15:0] limit_in1;
+    output reg limits_known;
     output wire ack_ok;
     output wire [10:0] replay_wr_sel;
     output reg ack_taken;
@@ -1517,6 +1526,7 @@ always @(posedge clk) begin
     if (rst) nak_in <= 1'h0; else nak_in <= k0_was_ok ? k0_info[7] : rx_header[7];
     if (rst) limit_in0 <= 16'h0; else limit_in0 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
     if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
+    if (rst) limits_known <= 1'h0; else limits_known <= session_fresh_or ? 1'h0 : (info_in ? 1'h1 : limits_known);
     if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
     if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
 end

@@ -300,7 +300,6 @@ wire [31:0] selftest_generator_sent;
 wire [31:0] selftest_generator_cycles;
 wire link_xp_s_axis_tready;
 wire [1:0] link_xp_lane_up;
-wire link_xp_channel_up;
 wire link_xp_m_axis_nfc_tvalid;
 wire [15:0] link_xp_m_axis_nfc_tdata;
 wire [127:0] link_xp_m_axis_vc0_tdata;
@@ -314,6 +313,7 @@ wire link_xp_m_axis_vc1_tvalid;
 wire [1:0] link_xp_tx_credit;
 wire link_xp_s_axis_nfc_tready;
 wire [131:0] link_xp_tx_serial;
+wire link_xp_channel_up;
 wire [31:0] link_xp_frames_sent;
 wire [31:0] link_xp_frames_retransmitted;
 wire [31:0] link_xp_frames_received;
@@ -326,7 +326,6 @@ wire [31:0] link_xp_retrains;
 wire [31:0] link_xp_up_cycles;
 wire link_xn_s_axis_tready;
 wire [1:0] link_xn_lane_up;
-wire link_xn_channel_up;
 wire link_xn_m_axis_nfc_tvalid;
 wire [15:0] link_xn_m_axis_nfc_tdata;
 wire [127:0] link_xn_m_axis_vc0_tdata;
@@ -340,6 +339,7 @@ wire link_xn_m_axis_vc1_tvalid;
 wire [1:0] link_xn_tx_credit;
 wire link_xn_s_axis_nfc_tready;
 wire [131:0] link_xn_tx_serial;
+wire link_xn_channel_up;
 wire [31:0] link_xn_frames_sent;
 wire [31:0] link_xn_frames_retransmitted;
 wire [31:0] link_xn_frames_received;
@@ -352,7 +352,6 @@ wire [31:0] link_xn_retrains;
 wire [31:0] link_xn_up_cycles;
 wire link_yp_s_axis_tready;
 wire [1:0] link_yp_lane_up;
-wire link_yp_channel_up;
 wire link_yp_m_axis_nfc_tvalid;
 wire [15:0] link_yp_m_axis_nfc_tdata;
 wire [127:0] link_yp_m_axis_vc0_tdata;
@@ -366,6 +365,7 @@ wire link_yp_m_axis_vc1_tvalid;
 wire [1:0] link_yp_tx_credit;
 wire link_yp_s_axis_nfc_tready;
 wire [131:0] link_yp_tx_serial;
+wire link_yp_channel_up;
 wire [31:0] link_yp_frames_sent;
 wire [31:0] link_yp_frames_retransmitted;
 wire [31:0] link_yp_frames_received;
@@ -378,7 +378,6 @@ wire [31:0] link_yp_retrains;
 wire [31:0] link_yp_up_cycles;
 wire link_yn_s_axis_tready;
 wire [1:0] link_yn_lane_up;
-wire link_yn_channel_up;
 wire link_yn_m_axis_nfc_tvalid;
 wire [15:0] link_yn_m_axis_nfc_tdata;
 wire [127:0] link_yn_m_axis_vc0_tdata;
@@ -392,6 +391,7 @@ wire link_yn_m_axis_vc1_tvalid;
 wire [1:0] link_yn_tx_credit;
 wire link_yn_s_axis_nfc_tready;
 wire [131:0] link_yn_tx_serial;
+wire link_yn_channel_up;
 wire [31:0] link_yn_frames_sent;
 wire [31:0] link_yn_frames_retransmitted;
 wire [31:0] link_yn_frames_received;
@@ -404,7 +404,6 @@ wire [31:0] link_yn_retrains;
 wire [31:0] link_yn_up_cycles;
 wire link_zp_s_axis_tready;
 wire [1:0] link_zp_lane_up;
-wire link_zp_channel_up;
 wire link_zp_m_axis_nfc_tvalid;
 wire [15:0] link_zp_m_axis_nfc_tdata;
 wire [127:0] link_zp_m_axis_vc0_tdata;
@@ -418,6 +417,7 @@ wire link_zp_m_axis_vc1_tvalid;
 wire [1:0] link_zp_tx_credit;
 wire link_zp_s_axis_nfc_tready;
 wire [131:0] link_zp_tx_serial;
+wire link_zp_channel_up;
 wire [31:0] link_zp_frames_sent;
 wire [31:0] link_zp_frames_retransmitted;
 wire [31:0] link_zp_frames_received;
@@ -430,7 +430,6 @@ wire [31:0] link_zp_retrains;
 wire [31:0] link_zp_up_cycles;
 wire link_zn_s_axis_tready;
 wire [1:0] link_zn_lane_up;
-wire link_zn_channel_up;
 wire link_zn_m_axis_nfc_tvalid;
 wire [15:0] link_zn_m_axis_nfc_tdata;
 wire [127:0] link_zn_m_axis_vc0_tdata;
@@ -444,6 +443,7 @@ wire link_zn_m_axis_vc1_tvalid;
 wire [1:0] link_zn_tx_credit;
 wire link_zn_s_axis_nfc_tready;
 wire [131:0] link_zn_tx_serial;
+wire link_zn_channel_up;
 wire [31:0] link_zn_frames_sent;
 wire [31:0] link_zn_frames_retransmitted;
 wire [31:0] link_zn_frames_received;
@@ -706,7 +706,6 @@ torus_2x2x2_node_link link_xp (
     .rx_credit_return(2'h0),
     .s_axis_tready(link_xp_s_axis_tready),
     .lane_up(link_xp_lane_up),
-    .channel_up(link_xp_channel_up),
     .m_axis_nfc_tvalid(link_xp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_xp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_xp_m_axis_vc0_tdata),
@@ -720,6 +719,7 @@ torus_2x2x2_node_link link_xp (
     .tx_credit(link_xp_tx_credit),
     .s_axis_nfc_tready(link_xp_s_axis_nfc_tready),
     .tx_serial(link_xp_tx_serial),
+    .channel_up(link_xp_channel_up),
     .frames_sent(link_xp_frames_sent),
     .frames_retransmitted(link_xp_frames_retransmitted),
     .frames_received(link_xp_frames_received),
@@ -751,7 +751,6 @@ torus_2x2x2_node_link link_xn (
     .rx_credit_return(router_s_axis_xp_credit),
     .s_axis_tready(link_xn_s_axis_tready),
     .lane_up(link_xn_lane_up),
-    .channel_up(link_xn_channel_up),
     .m_axis_nfc_tvalid(link_xn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_xn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_xn_m_axis_vc0_tdata),
@@ -765,6 +764,7 @@ torus_2x2x2_node_link link_xn (
     .tx_credit(link_xn_tx_credit),
     .s_axis_nfc_tready(link_xn_s_axis_nfc_tready),
     .tx_serial(link_xn_tx_serial),
+    .channel_up(link_xn_channel_up),
     .frames_sent(link_xn_frames_sent),
     .frames_retransmitted(link_xn_frames_retransmitted),
     .frames_received(link_xn_frames_received),
@@ -796,7 +796,6 @@ torus_2x2x2_node_link link_yp (
     .rx_credit_return(2'h0),
     .s_axis_tready(link_yp_s_axis_tready),
     .lane_up(link_yp_lane_up),
-    .channel_up(link_yp_channel_up),
     .m_axis_nfc_tvalid(link_yp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_yp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_yp_m_axis_vc0_tdata),
@@ -810,6 +809,7 @@ torus_2x2x2_node_link link_yp (
     .tx_credit(link_yp_tx_credit),
     .s_axis_nfc_tready(link_yp_s_axis_nfc_tready),
     .tx_serial(link_yp_tx_serial),
+    .channel_up(link_yp_channel_up),
     .frames_sent(link_yp_frames_sent),
     .frames_retransmitted(link_yp_frames_retransmitted),
     .frames_received(link_yp_frames_received),
@@ -841,7 +841,6 @@ torus_2x2x2_node_link link_yn (
     .rx_credit_return(router_s_axis_yp_credit),
     .s_axis_tready(link_yn_s_axis_tready),
     .lane_up(link_yn_lane_up),
-    .channel_up(link_yn_channel_up),
     .m_axis_nfc_tvalid(link_yn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_yn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_yn_m_axis_vc0_tdata),
@@ -855,6 +854,7 @@ torus_2x2x2_node_link link_yn (
     .tx_credit(link_yn_tx_credit),
     .s_axis_nfc_tready(link_yn_s_axis_nfc_tready),
     .tx_serial(link_yn_tx_serial),
+    .channel_up(link_yn_channel_up),
     .frames_sent(link_yn_frames_sent),
     .frames_retransmitted(link_yn_frames_retransmitted),
     .frames_received(link_yn_frames_received),
@@ -886,7 +886,6 @@ torus_2x2x2_node_link link_zp (
     .rx_credit_return(2'h0),
     .s_axis_tready(link_zp_s_axis_tready),
     .lane_up(link_zp_lane_up),
-    .channel_up(link_zp_channel_up),
     .m_axis_nfc_tvalid(link_zp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_zp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_zp_m_axis_vc0_tdata),
@@ -900,6 +899,7 @@ torus_2x2x2_node_link link_zp (
     .tx_credit(link_zp_tx_credit),
     .s_axis_nfc_tready(link_zp_s_axis_nfc_tready),
     .tx_serial(link_zp_tx_serial),
+    .channel_up(link_zp_channel_up),
     .frames_sent(link_zp_frames_sent),
     .frames_retransmitted(link_zp_frames_retransmitted),
     .frames_received(link_zp_frames_received),
@@ -931,7 +931,6 @@ torus_2x2x2_node_link link_zn (
     .rx_credit_return(router_s_axis_zp_credit),
     .s_axis_tready(link_zn_s_axis_tready),
     .lane_up(link_zn_lane_up),
-    .channel_up(link_zn_channel_up),
     .m_axis_nfc_tvalid(link_zn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_zn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_zn_m_axis_vc0_tdata),
@@ -945,6 +944,7 @@ torus_2x2x2_node_link link_zn (
     .tx_credit(link_zn_tx_credit),
     .s_axis_nfc_tready(link_zn_s_axis_nfc_tready),
     .tx_serial(link_zn_tx_serial),
+    .channel_up(link_zn_channel_up),
     .frames_sent(link_zn_frames_sent),
     .frames_retransmitted(link_zn_frames_retransmitted),
     .frames_received(link_zn_frames_received),
@@ -9195,6 +9195,7 @@ module torus_2x2x2_node_control(
     ack_in,
     limit_in0,
     limit_in1,
+    limits_known,
     ack_ok,
     replay_wr_sel,
     ack_taken,
@@ -9236,6 +9237,7 @@ module torus_2x2x2_node_control(
     output reg [5:0] ack_in;
     output reg [15:0] limit_in0;
     output reg [15:0] limit_in1;
+    output reg limits_known;
     output wire ack_ok;
     output wire [10:0] replay_wr_sel;
     output reg ack_taken;
@@ -9393,6 +9395,7 @@ always @(posedge clk) begin
     if (rst) nak_in <= 1'h0; else nak_in <= k0_was_ok ? k0_info[7] : rx_header[7];
     if (rst) limit_in0 <= 16'h0; else limit_in0 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
     if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
+    if (rst) limits_known <= 1'h0; else limits_known <= session_fresh_or ? 1'h0 : (info_in ? 1'h1 : limits_known);
     if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
     if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
 end
@@ -9894,9 +9897,9 @@ module torus_2x2x2_node_link(
     rx_serial,
     rx_credit_return,
     lane_up,
-    channel_up,
     tx_credit,
     tx_serial,
+    channel_up,
     frames_sent,
     frames_retransmitted,
     frames_received,
@@ -9945,9 +9948,9 @@ module torus_2x2x2_node_link(
     input wire [1:0] rx_credit_return;
     // outputs: status and counters
     output wire [1:0] lane_up;
-    output wire channel_up;
     output wire [1:0] tx_credit;
     output wire [131:0] tx_serial;
+    output wire channel_up;
     output reg [31:0] frames_sent;
     output reg [31:0] frames_retransmitted;
     output reg [31:0] frames_received;
@@ -9966,6 +9969,8 @@ reg [10:0] acked_addr;
 reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
+// acknowledgement bookkeeping
+wire bonding_channel_up_and;
 // counters
 reg channel_was_up;
 reg channel_ever_up;
@@ -10040,6 +10045,7 @@ wire control_info_in;
 wire [5:0] control_ack_in;
 wire [15:0] control_limit_in0;
 wire [15:0] control_limit_in1;
+wire control_limits_known;
 wire control_ack_ok;
 wire [10:0] control_replay_wr_sel;
 wire control_ack_taken;
@@ -10057,6 +10063,9 @@ wire transmit_ack_taken_and;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- state shared by the two directions ----
+
+// ---- acknowledgement bookkeeping ----
+assign bonding_channel_up_and = bonding_channel_up & control_limits_known;
 
 // ---- counters ----
 
@@ -10218,6 +10227,7 @@ torus_2x2x2_node_control control (
     .ack_in(control_ack_in),
     .limit_in0(control_limit_in0),
     .limit_in1(control_limit_in1),
+    .limits_known(control_limits_known),
     .ack_ok(control_ack_ok),
     .replay_wr_sel(control_replay_wr_sel),
     .ack_taken(control_ack_taken),
@@ -10286,15 +10296,14 @@ always @(posedge clk) begin
     if (rst) slips <= 32'h0; else slips <= elastic_eb_slip ? (slips + 32'h1) : slips;
     if (rst) partner_restarts <= 32'h0; else partner_restarts <= bonding_partner_restart ? (partner_restarts + 32'h1) : partner_restarts;
     if (rst) frames_dropped <= 32'h0; else frames_dropped <= bonding_partner_restart ? (frames_dropped + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped;
-    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up;
-    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up ? 1'h1 : channel_ever_up;
-    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
-    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up ? (up_cycles + 32'h1) : 32'h0;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up_and;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up_and ? 1'h1 : channel_ever_up;
+    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up_and & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
+    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up_and ? (up_cycles + 32'h1) : 32'h0;
 end
 
 assign s_axis_tready = ingress_ready;
 assign lane_up = bonding_lane_up_sync1;
-assign channel_up = bonding_channel_up;
 assign m_axis_nfc_tvalid = receive_rx_nfc_valid;
 assign m_axis_nfc_tdata = receive_rx_nfc_data;
 assign m_axis_vc0_tdata = receive_vc0_read1_cat;
@@ -10308,5 +10317,6 @@ assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
 assign tx_serial = transmit_tx_block1_cat;
+assign channel_up = bonding_channel_up_and;
 endmodule
 // verilator lint_on DECLFILENAME

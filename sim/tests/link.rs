@@ -51,28 +51,41 @@ fn bit_errors_both_ways_deliver_exactly_once() {
     assert!(counter("frames_retransmitted").iter().sum::<u64>() > 0);
 }
 
-#[test]
-fn lock_is_lost_after_invalid_headers_and_regained() {
+/// A trained one-lane pair whose A → B channel then corrupts `bad` sync headers in a row,
+/// starting `offset` cycles later; B's lock losses 150 cycles after that.
+fn lock_loss_pair(bad: u64, offset: u64) -> (LinkPair<weft_sim::link::NetlistDevice>, u64) {
     let config = LinkConfig { lanes: 1, max_frame_words: 8, replay_words: 64, vc_buffer_words: 32, ..Default::default() };
     let mut ch = ChannelConfig::clean(1, 4);
     ch.bit_offset = vec![29];
     let mut pair = pair(&config, [ch.clone(), ch]);
     pair.train(20_000).expect("channel up");
-    assert_eq!(pair.counter(1, "lock_losses"), 0);
     assert_eq!([pair.counter(0, "retrains"), pair.counter(1, "retrains")], [0, 0], "the first training is no retrain");
-    // 15 invalid headers inside one window keep lock; 16 lose it (IEEE 802.3 49.2.13.2.2).
     let now = pair.cycle;
-    pair.channels[0].outage = Some((now + 10, now + 25));
-    for _ in 0..200 {
+    pair.channels[0].outage = Some((now + 10 + offset, now + 10 + offset + bad));
+    for _ in 0..150 + offset {
         pair.train(1);
     }
-    assert_eq!(pair.counter(1, "lock_losses"), 0, "15 bad headers must not lose lock");
-    let now = pair.cycle;
-    pair.channels[0].outage = Some((now + 10, now + 26));
-    for _ in 0..100 {
-        pair.train(1);
+    let losses = pair.counter(1, "lock_losses");
+    (pair, losses)
+}
+
+#[test]
+fn lock_is_lost_after_invalid_headers_and_regained() {
+    // IEEE 802.3 49.2.13.2.2: lock is lost when 16 invalid sync headers fall in one window of
+    // 64. Over every phase of the window, 15 bad headers in a row never lose it, and 16 lose it
+    // at exactly the 64 − 16 + 1 phases where all of them fall in one window.
+    let mut losing = vec![];
+    for offset in 0..64 {
+        assert_eq!(lock_loss_pair(15, offset).1, 0, "15 bad headers at phase {offset} must not lose lock");
+        let losses = lock_loss_pair(16, offset).1;
+        assert!(losses <= 1, "16 bad headers lost lock {losses} times");
+        if losses == 1 {
+            losing.push(offset);
+        }
     }
-    assert_eq!(pair.counter(1, "lock_losses"), 1, "16 bad headers lose lock");
+    assert_eq!(losing.len(), 49, "phases at which 16 bad headers lose lock: {losing:?}");
+    let (mut pair, losses) = lock_loss_pair(16, losing[0]);
+    assert_eq!(losses, 1);
     let regained = pair.train(20_000).expect("channel back up");
     eprintln!("regained after {regained} cycles");
     // B lost lock and retrained; the time since it came up restarted then.

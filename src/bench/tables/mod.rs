@@ -141,7 +141,9 @@ fn resources(src: &Sources) -> Result<String, Error> {
 
 fn link_goodput(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "link.json")?;
+    // One row per packet size (the JSON lists every size once per lane count).
     let mut sizes: Vec<u64> = rows(&j["goodput"]).iter().filter_map(|r| r["packet_bytes"].as_u64()).collect();
+    sizes.sort_unstable();
     sizes.dedup();
     let at = |bytes: u64, lanes: u64| rows(&j["goodput"]).iter().find(|r| r["packet_bytes"] == bytes && r["lanes"] == lanes).map_or(f64::NAN, |r| f(&r["goodput"]));
     let body = sizes.iter().map(|&b| vec![format!("{b} B"), fixed(at(b, 1), 3), fixed(at(b, 2), 3), fixed(at(b, 4), 3)]).collect();

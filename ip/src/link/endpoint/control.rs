@@ -21,6 +21,8 @@ pub(super) struct Acks<'d> {
     pub ack_ok: Sig<'d>,
     /// It was a negative acknowledgement.
     pub nak_in: Sig<'d>,
+    /// The partner's credit limits of this session have arrived: frames can be sent.
+    pub limits_known: Sig<'d>,
 }
 
 pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingress<'d>, l: &Lanes<'d>, rx: &Received<'d>) -> Acks<'d> {
@@ -79,6 +81,8 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
     for (limit, value) in sh.limit.iter().zip(limit_in) {
         limit.next_when(info_in, value).clear_when(sh.hold);
     }
+    let limits_known = d.reg("limits_known", 1, 0);
+    limits_known.set_when(info_in).clear_when(sh.hold);
     // An acknowledgement may only move forward, to a frame that exists.
     sig!(ack_ok = !(ack_in - sh.acked_seq.q).gt(ing.in_flight) & info_in);
     sh.acked_seq.next_when(ack_ok, ack_in);
@@ -90,5 +94,5 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
     sh.acked_addr.next_when(sh.hold, ing.wr.q);
     let ack_taken = registered(d, "ack_taken", ack_ok);
     let nak_taken = registered(d, "nak_taken", nak_in);
-    Acks { ack_ok: ack_taken, nak_in: nak_taken }
+    Acks { ack_ok: ack_taken, nak_in: nak_taken, limits_known: limits_known.q }
 }

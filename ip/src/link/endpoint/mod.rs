@@ -192,10 +192,13 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, Error> {
     d.output("lane_up", lanes_in.lane_up);
     shared.channel_up.define(lanes_in.channel_up);
     shared.hold.define(lanes_in.hold);
-    d.output("channel_up", shared.channel_up);
     let rx = d.unit("receive", "receive", || receive::receive(&d, config, &z, &lanes_in, &m_ready, credit_return));
     let acks = d.unit("control", "control", || control::control(&d, &z, &shared, &ing, &lanes_in, &rx));
     let tx = d.unit("transmit", "transmit", || transmit::transmit(&d, config, &z, &shared, &ing, &lanes_in, &rx, &acks, &nfc));
+    // Up for the user once a frame can go: trained, the partner ready and its credit limits in
+    // (until they arrive, about a round trip after training, the ingress takes no frame).
+    let up = shared.channel_up & acks.limits_known;
+    d.output("channel_up", up);
 
     d.section("counters");
     for (name, event) in [("frames_sent", tx.fresh), ("frames_retransmitted", tx.retransmitted), ("frames_received", rx.good), ("crc_errors", rx.crc_error)] {
@@ -219,12 +222,12 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, Error> {
     d.output("frames_dropped", dropped.q);
     // Link health: how often the channel came back after its first training, and how long it
     // has been up (zero while down).
-    let was_up = registered(&d, "channel_was_up", shared.channel_up);
+    let was_up = registered(&d, "channel_was_up", up);
     let ever_up = d.reg("channel_ever_up", 1, 0);
-    ever_up.set_when(shared.channel_up);
-    d.counter("retrains", shared.channel_up & !was_up & ever_up.q);
+    ever_up.set_when(up);
+    d.counter("retrains", up & !was_up & ever_up.q);
     let up_cycles = d.reg("up_cycles", 32, 0);
-    up_cycles.next(shared.channel_up.mux(up_cycles.q + 1u32, 0));
+    up_cycles.next(up.mux(up_cycles.q + 1u32, 0));
     d.output("up_cycles", up_cycles.q);
     Ok(d.finish())
 }
