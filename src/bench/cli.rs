@@ -47,7 +47,7 @@ pub enum Bench {
         compare: bool,
     },
     /// Timing of the fabric: Yosys per device family (LUTs, LUT levels, deepest path) and
-    /// post-route Fmax on an ECP5-85F, beside verilog-axis's axis_switch (5x5, 128-bit) when
+    /// post-route Fmax on an ECP5-85F per placement seed with the median, beside verilog-axis's axis_switch (5x5, 128-bit) when
     /// `--reference` points at a verilog-axis checkout; prints a table, writes JSON (slow)
     Timing {
         /// Root of a verilog-axis checkout (github.com/alexforencich/verilog-axis)
@@ -59,6 +59,9 @@ pub enum Bench {
         /// Folder holding the generated Verilog
         #[arg(long, default_value = "generated")]
         generated: PathBuf,
+        /// Place and route every design with nextpnr seeds 1..=N and report the median (1..=9)
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=9))]
+        seeds: u32,
         /// JSON output file
         #[arg(long, default_value = "bench/timing.json")]
         json: PathBuf,
@@ -213,7 +216,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Numeric { compare: true, json, .. }), _) => crate::bench::commands::numeric_compare(&json),
         (Some(Bench::Numeric { only, json, jobs, .. }), _) => crate::bench::commands::numeric(&only, &json, jobs as usize),
         (Some(Bench::Link { out }), _) => crate::bench::commands::link(&out),
-        (Some(Bench::Timing { reference, only, generated, json }), _) => crate::bench::commands::timing(reference.as_deref(), &only, &generated, &json),
+        (Some(Bench::Timing { reference, only, generated, seeds, json }), _) => crate::bench::commands::timing(reference.as_deref(), &only, &generated, &(1..=seeds).collect::<Vec<_>>(), &json),
         (Some(Bench::Router { out }), _) => crate::bench::commands::router(&out),
         (Some(Bench::Net { out, generated }), _) => crate::bench::commands::net(&out, &generated),
         (Some(Bench::Allreduce { config, lengths, ber, out }), _) => crate::bench::commands::allreduce(&config, &lengths, ber, &out),

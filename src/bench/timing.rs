@@ -6,14 +6,15 @@
 //! --timing`. With `--reference <verilog-axis checkout>`, verilog-axis's `axis_switch` (5×5 ports,
 //! 128-bit data, its default register types) goes through the same synthesis and the same
 //! harness in the same run. The reference is read from the user's checkout and never copied into
-//! weft.
+//! weft. Placement changes Fmax from seed to seed: with several seeds every design, the reference
+//! included, is placed and routed once per seed and the median is the figure.
 
 use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
 use weft_ip::catalog::Shipped;
-use weft_tools::{place_and_route, yosys_synth_for, Family, TimingReport};
+use weft_tools::{place_and_route_seed, yosys_synth_for, Family, TimingReport};
 
 /// The modules measured: the fabric's parts and a whole node.
 pub const MODULES: [&str; 6] = ["router_4x2x1", "router_2x2x2", "reliable_link_x1", "reliable_link_x2", "axil_node_regs", "torus_4x2x1_node"];
@@ -41,6 +42,17 @@ pub struct Family1 {
     pub lut_path: Vec<String>,
 }
 
+/// One placement seed's post-route result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Seeded {
+    /// nextpnr's placement seed.
+    pub seed: u32,
+    /// Post-route timing on the ECP5-85F; `None` with the reason when it did not place or route.
+    pub timing: Option<TimingReport>,
+    /// Why place and route failed, when it did.
+    pub failure: Option<String>,
+}
+
 /// One module measured (a row of `bench/timing.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -48,10 +60,10 @@ pub struct Row {
     pub module: String,
     /// Yosys figures per family, in the order 7-series, UltraScale+, Cyclone V.
     pub families: Vec<Family1>,
-    /// Post-route timing on the ECP5-85F; `None` with the reason when it did not place or route.
-    pub timing: Option<TimingReport>,
-    /// Why place and route failed, when it did.
-    pub timing_failure: Option<String>,
+    /// Place and route once per seed.
+    pub seeds: Vec<Seeded>,
+    /// The median Fmax of the seeds that routed, MHz.
+    pub median_fmax_mhz: Option<f64>,
 }
 
 /// The wrapper instantiating the reference switch, with weft-style port lines the harness reads.
@@ -95,34 +107,38 @@ fn reference_file(checkout: &Path, work: &Path) -> Result<std::path::PathBuf, Er
     Ok(file)
 }
 
-fn measure(file: &Path, top: &str, progress: &mut dyn FnMut(&str)) -> Result<Row, Error> {
+fn measure(file: &Path, top: &str, seeds: &[u32], progress: &mut dyn FnMut(&str)) -> Result<Row, Error> {
     let mut families = vec![];
     for family in Family::ALL {
         let s = yosys_synth_for(file, top, family)?;
         progress(&format!("{top} {}: {} LUT, {} FF, {} levels", family.name(), s.luts, s.flip_flops, s.lut_levels));
         families.push(Family1 { family: family.name().into(), luts: s.luts, flip_flops: s.flip_flops, lut_rams: s.lut_rams, brams: s.brams, lut_levels: s.lut_levels, lut_path: s.lut_path });
     }
-    let (timing, timing_failure) = match place_and_route(file, top) {
-        Ok(t) => {
-            progress(&format!("{top}: {} MHz on the ECP5-85F, {} -> {}", t.fmax_mhz, t.critical_from, t.critical_to));
-            (Some(t), None)
-        }
-        Err(e) => {
-            progress(&format!("{top}: place and route failed: {e}"));
-            (None, Some(e.to_string()))
-        }
-    };
-    Ok(Row { module: top.into(), families, timing, timing_failure })
+    let mut runs = vec![];
+    for &seed in seeds {
+        runs.push(match place_and_route_seed(file, top, seed) {
+            Ok(t) => {
+                progress(&format!("{top}, seed {seed}: {} MHz on the ECP5-85F, {} -> {}", t.fmax_mhz, t.critical_from, t.critical_to));
+                Seeded { seed, timing: Some(t), failure: None }
+            }
+            Err(e) => {
+                progress(&format!("{top}, seed {seed}: place and route failed: {e}"));
+                Seeded { seed, timing: None, failure: Some(e.to_string()) }
+            }
+        });
+    }
+    let routed: Vec<f64> = runs.iter().filter_map(|r| r.timing.as_ref().map(|t| t.fmax_mhz)).collect();
+    Ok(Row { module: top.into(), families, median_fmax_mhz: super::dg_timing::median(&routed), seeds: runs })
 }
 
 /// Measures `modules` (shipped module names whose Verilog is under `generated`) and, when given,
-/// the reference switch from a verilog-axis checkout.
-pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
+/// the reference switch from a verilog-axis checkout, placing and routing each once per seed.
+pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, seeds: &[u32], work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let shipped: Vec<Shipped> = weft_sim::catalog::shipped();
     let mut rows = vec![];
     if let Some(checkout) = reference {
         let file = reference_file(checkout, work)?;
-        rows.push(measure(&file, REFERENCE, progress)?);
+        rows.push(measure(&file, REFERENCE, seeds, progress)?);
     }
     for name in modules {
         let module = shipped.iter().find(|m| &m.spec.name == name).ok_or_else(|| Error::Input(format!("unknown module `{name}`")))?;
@@ -130,24 +146,29 @@ pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, work:
         if !file.exists() {
             return Err(Error::Check(format!("{} does not exist; run `weft generate` first", file.display())));
         }
-        rows.push(measure(&file, name, progress)?);
+        rows.push(measure(&file, name, seeds, progress)?);
     }
     Ok(rows)
 }
 
-/// The rows as a Markdown table (LUTs and LUT levels per family, Fmax, critical path), then each
-/// module's deepest 7-series LUT path.
+/// The rows as a Markdown table (LUTs and LUT levels per family, Fmax per seed and the median,
+/// the critical path of the median's seed, or the first seed's failure), then each module's
+/// deepest 7-series LUT path.
 pub fn table(rows: &[Row]) -> String {
-    let mut out = String::from("| module | xc7 LUT | xc7 levels | xcup LUT | xcup levels | Cyclone V ALUT | ALUT levels | ECP5-85F Fmax (MHz) | critical path |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    let mut out = String::from("| module | xc7 LUT | xc7 levels | xcup LUT | xcup levels | Cyclone V ALUT | ALUT levels | ECP5-85F Fmax per seed (MHz) | median | critical path |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |\n");
     for r in rows {
         let f = |name: &str| r.families.iter().find(|f| f.family == name);
         let cell = |name: &str| f(name).map_or("–".to_string(), |f| format!("{} | {}", f.luts, f.lut_levels));
-        let (fmax, path) = match (&r.timing, &r.timing_failure) {
-            (Some(t), _) => (format!("{:.1}", t.fmax_mhz), format!("{} → {}", t.critical_from, t.critical_to)),
-            (None, Some(e)) => ("–".into(), e.lines().next().unwrap_or("").to_string()),
-            _ => ("–".into(), String::new()),
+        let per_seed: Vec<String> = r.seeds.iter().map(|s| s.timing.as_ref().map_or("–".into(), |t| format!("{:.1}", t.fmax_mhz))).collect();
+        let median = r.median_fmax_mhz.map_or("–".into(), |m| format!("{m:.1}"));
+        // The path of the seed nearest the median, else why the first seed failed.
+        let nearest = r.median_fmax_mhz.and_then(|m| r.seeds.iter().filter_map(|s| s.timing.as_ref()).min_by(|a, b| (a.fmax_mhz - m).abs().total_cmp(&(b.fmax_mhz - m).abs())));
+        let path = match (nearest, r.seeds.iter().find_map(|s| s.failure.as_ref())) {
+            (Some(t), _) => format!("{} → {}", t.critical_from, t.critical_to),
+            (None, Some(e)) => e.lines().next().unwrap_or("").to_string(),
+            _ => String::new(),
         };
-        out.push_str(&format!("| {} | {} | {} | {} | {fmax} | {path} |\n", r.module, cell("xc7"), cell("xcup"), cell("cyclonev")));
+        out.push_str(&format!("| {} | {} | {} | {} | {} | {median} | {path} |\n", r.module, cell("xc7"), cell("xcup"), cell("cyclonev"), per_seed.join(" / ")));
     }
     out.push_str("\nDeepest 7-series LUT path of each (start register, design names on the way, end):\n\n");
     for r in rows {
