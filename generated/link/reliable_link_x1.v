@@ -41,9 +41,9 @@ module reliable_link_x1(
     rx_serial,
     rx_credit_return,
     lane_up,
+    channel_up,
     tx_credit,
     tx_serial,
-    channel_up,
     frames_sent,
     frames_retransmitted,
     frames_received,
@@ -88,9 +88,9 @@ module reliable_link_x1(
     input wire [1:0] rx_credit_return;
     // outputs: status and counters
     output wire lane_up;
+    output wire channel_up;
     output wire [1:0] tx_credit;
     output wire [65:0] tx_serial;
-    output wire channel_up;
     output reg [31:0] frames_sent;
     output reg [31:0] frames_retransmitted;
     output reg [31:0] frames_received;
@@ -109,8 +109,8 @@ reg [10:0] acked_addr;
 reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
-// acknowledgement bookkeeping
-wire bonding_channel_up_and;
+// channel up for the user: trained, the partner ready, its credit limits in
+wire channel_ready;
 // counters
 reg channel_was_up;
 reg channel_ever_up;
@@ -195,8 +195,8 @@ wire transmit_ack_taken_and;
 
 // ---- state shared by the two directions ----
 
-// ---- acknowledgement bookkeeping ----
-assign bonding_channel_up_and = bonding_channel_up & control_limits_known;
+// ---- channel up for the user: trained, the partner ready, its credit limits in ----
+assign channel_ready = bonding_channel_up & control_limits_known;
 
 // ---- counters ----
 
@@ -408,14 +408,15 @@ always @(posedge clk) begin
     if (rst) slips <= 32'h0; else slips <= elastic_eb_slip ? (slips + 32'h1) : slips;
     if (rst) partner_restarts <= 32'h0; else partner_restarts <= bonding_partner_restart ? (partner_restarts + 32'h1) : partner_restarts;
     if (rst) frames_dropped <= 32'h0; else frames_dropped <= bonding_partner_restart ? (frames_dropped + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped;
-    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up_and;
-    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up_and ? 1'h1 : channel_ever_up;
-    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up_and & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
-    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up_and ? (up_cycles + 32'h1) : 32'h0;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_ready;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_ready ? 1'h1 : channel_ever_up;
+    if (rst) retrains <= 32'h0; else retrains <= (channel_ready & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
+    if (rst) up_cycles <= 32'h0; else up_cycles <= channel_ready ? (up_cycles + 32'h1) : 32'h0;
 end
 
 assign s_axis_tready = ingress_ready;
 assign lane_up = bonding_lane_up_sync1;
+assign channel_up = channel_ready;
 assign m_axis_nfc_tvalid = receive_rx_nfc_valid;
 assign m_axis_nfc_tdata = receive_rx_nfc_data;
 assign m_axis_vc0_tdata = receive_vc0_read0;
@@ -429,7 +430,6 @@ assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
 assign tx_serial = transmit_tx_block0;
-assign channel_up = bonding_channel_up_and;
 endmodule
 
 // Submodules of reliable_link_x1, prefixed with its name so any set of weft files can be read together.

@@ -300,6 +300,7 @@ wire [31:0] selftest_generator_sent;
 wire [31:0] selftest_generator_cycles;
 wire link_xp_s_axis_tready;
 wire [1:0] link_xp_lane_up;
+wire link_xp_channel_up;
 wire link_xp_m_axis_nfc_tvalid;
 wire [15:0] link_xp_m_axis_nfc_tdata;
 wire [127:0] link_xp_m_axis_vc0_tdata;
@@ -313,7 +314,6 @@ wire link_xp_m_axis_vc1_tvalid;
 wire [1:0] link_xp_tx_credit;
 wire link_xp_s_axis_nfc_tready;
 wire [131:0] link_xp_tx_serial;
-wire link_xp_channel_up;
 wire [31:0] link_xp_frames_sent;
 wire [31:0] link_xp_frames_retransmitted;
 wire [31:0] link_xp_frames_received;
@@ -326,6 +326,7 @@ wire [31:0] link_xp_retrains;
 wire [31:0] link_xp_up_cycles;
 wire link_xn_s_axis_tready;
 wire [1:0] link_xn_lane_up;
+wire link_xn_channel_up;
 wire link_xn_m_axis_nfc_tvalid;
 wire [15:0] link_xn_m_axis_nfc_tdata;
 wire [127:0] link_xn_m_axis_vc0_tdata;
@@ -339,7 +340,6 @@ wire link_xn_m_axis_vc1_tvalid;
 wire [1:0] link_xn_tx_credit;
 wire link_xn_s_axis_nfc_tready;
 wire [131:0] link_xn_tx_serial;
-wire link_xn_channel_up;
 wire [31:0] link_xn_frames_sent;
 wire [31:0] link_xn_frames_retransmitted;
 wire [31:0] link_xn_frames_received;
@@ -352,6 +352,7 @@ wire [31:0] link_xn_retrains;
 wire [31:0] link_xn_up_cycles;
 wire link_yp_s_axis_tready;
 wire [1:0] link_yp_lane_up;
+wire link_yp_channel_up;
 wire link_yp_m_axis_nfc_tvalid;
 wire [15:0] link_yp_m_axis_nfc_tdata;
 wire [127:0] link_yp_m_axis_vc0_tdata;
@@ -365,7 +366,6 @@ wire link_yp_m_axis_vc1_tvalid;
 wire [1:0] link_yp_tx_credit;
 wire link_yp_s_axis_nfc_tready;
 wire [131:0] link_yp_tx_serial;
-wire link_yp_channel_up;
 wire [31:0] link_yp_frames_sent;
 wire [31:0] link_yp_frames_retransmitted;
 wire [31:0] link_yp_frames_received;
@@ -378,6 +378,7 @@ wire [31:0] link_yp_retrains;
 wire [31:0] link_yp_up_cycles;
 wire link_yn_s_axis_tready;
 wire [1:0] link_yn_lane_up;
+wire link_yn_channel_up;
 wire link_yn_m_axis_nfc_tvalid;
 wire [15:0] link_yn_m_axis_nfc_tdata;
 wire [127:0] link_yn_m_axis_vc0_tdata;
@@ -391,7 +392,6 @@ wire link_yn_m_axis_vc1_tvalid;
 wire [1:0] link_yn_tx_credit;
 wire link_yn_s_axis_nfc_tready;
 wire [131:0] link_yn_tx_serial;
-wire link_yn_channel_up;
 wire [31:0] link_yn_frames_sent;
 wire [31:0] link_yn_frames_retransmitted;
 wire [31:0] link_yn_frames_received;
@@ -404,6 +404,7 @@ wire [31:0] link_yn_retrains;
 wire [31:0] link_yn_up_cycles;
 wire link_zp_s_axis_tready;
 wire [1:0] link_zp_lane_up;
+wire link_zp_channel_up;
 wire link_zp_m_axis_nfc_tvalid;
 wire [15:0] link_zp_m_axis_nfc_tdata;
 wire [127:0] link_zp_m_axis_vc0_tdata;
@@ -417,7 +418,6 @@ wire link_zp_m_axis_vc1_tvalid;
 wire [1:0] link_zp_tx_credit;
 wire link_zp_s_axis_nfc_tready;
 wire [131:0] link_zp_tx_serial;
-wire link_zp_channel_up;
 wire [31:0] link_zp_frames_sent;
 wire [31:0] link_zp_frames_retransmitted;
 wire [31:0] link_zp_frames_received;
@@ -430,6 +430,7 @@ wire [31:0] link_zp_retrains;
 wire [31:0] link_zp_up_cycles;
 wire link_zn_s_axis_tready;
 wire [1:0] link_zn_lane_up;
+wire link_zn_channel_up;
 wire link_zn_m_axis_nfc_tvalid;
 wire [15:0] link_zn_m_axis_nfc_tdata;
 wire [127:0] link_zn_m_axis_vc0_tdata;
@@ -443,7 +444,6 @@ wire link_zn_m_axis_vc1_tvalid;
 wire [1:0] link_zn_tx_credit;
 wire link_zn_s_axis_nfc_tready;
 wire [131:0] link_zn_tx_serial;
-wire link_zn_channel_up;
 wire [31:0] link_zn_frames_sent;
 wire [31:0] link_zn_frames_retransmitted;
 wire [31:0] link_zn_frames_received;
@@ -706,6 +706,7 @@ torus_2x2x2_node_link link_xp (
     .rx_credit_return(2'h0),
     .s_axis_tready(link_xp_s_axis_tready),
     .lane_up(link_xp_lane_up),
+    .channel_up(link_xp_channel_up),
     .m_axis_nfc_tvalid(link_xp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_xp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_xp_m_axis_vc0_tdata),
@@ -719,7 +720,6 @@ torus_2x2x2_node_link link_xp (
     .tx_credit(link_xp_tx_credit),
     .s_axis_nfc_tready(link_xp_s_axis_nfc_tready),
     .tx_serial(link_xp_tx_serial),
-    .channel_up(link_xp_channel_up),
     .frames_sent(link_xp_frames_sent),
     .frames_retransmitted(link_xp_frames_retransmitted),
     .frames_received(link_xp_frames_received),
@@ -751,6 +751,7 @@ torus_2x2x2_node_link link_xn (
     .rx_credit_return(router_s_axis_xp_credit),
     .s_axis_tready(link_xn_s_axis_tready),
     .lane_up(link_xn_lane_up),
+    .channel_up(link_xn_channel_up),
     .m_axis_nfc_tvalid(link_xn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_xn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_xn_m_axis_vc0_tdata),
@@ -764,7 +765,6 @@ torus_2x2x2_node_link link_xn (
     .tx_credit(link_xn_tx_credit),
     .s_axis_nfc_tready(link_xn_s_axis_nfc_tready),
     .tx_serial(link_xn_tx_serial),
-    .channel_up(link_xn_channel_up),
     .frames_sent(link_xn_frames_sent),
     .frames_retransmitted(link_xn_frames_retransmitted),
     .frames_received(link_xn_frames_received),
@@ -796,6 +796,7 @@ torus_2x2x2_node_link link_yp (
     .rx_credit_return(2'h0),
     .s_axis_tready(link_yp_s_axis_tready),
     .lane_up(link_yp_lane_up),
+    .channel_up(link_yp_channel_up),
     .m_axis_nfc_tvalid(link_yp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_yp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_yp_m_axis_vc0_tdata),
@@ -809,7 +810,6 @@ torus_2x2x2_node_link link_yp (
     .tx_credit(link_yp_tx_credit),
     .s_axis_nfc_tready(link_yp_s_axis_nfc_tready),
     .tx_serial(link_yp_tx_serial),
-    .channel_up(link_yp_channel_up),
     .frames_sent(link_yp_frames_sent),
     .frames_retransmitted(link_yp_frames_retransmitted),
     .frames_received(link_yp_frames_received),
@@ -841,6 +841,7 @@ torus_2x2x2_node_link link_yn (
     .rx_credit_return(router_s_axis_yp_credit),
     .s_axis_tready(link_yn_s_axis_tready),
     .lane_up(link_yn_lane_up),
+    .channel_up(link_yn_channel_up),
     .m_axis_nfc_tvalid(link_yn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_yn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_yn_m_axis_vc0_tdata),
@@ -854,7 +855,6 @@ torus_2x2x2_node_link link_yn (
     .tx_credit(link_yn_tx_credit),
     .s_axis_nfc_tready(link_yn_s_axis_nfc_tready),
     .tx_serial(link_yn_tx_serial),
-    .channel_up(link_yn_channel_up),
     .frames_sent(link_yn_frames_sent),
     .frames_retransmitted(link_yn_frames_retransmitted),
     .frames_received(link_yn_frames_received),
@@ -886,6 +886,7 @@ torus_2x2x2_node_link link_zp (
     .rx_credit_return(2'h0),
     .s_axis_tready(link_zp_s_axis_tready),
     .lane_up(link_zp_lane_up),
+    .channel_up(link_zp_channel_up),
     .m_axis_nfc_tvalid(link_zp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_zp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_zp_m_axis_vc0_tdata),
@@ -899,7 +900,6 @@ torus_2x2x2_node_link link_zp (
     .tx_credit(link_zp_tx_credit),
     .s_axis_nfc_tready(link_zp_s_axis_nfc_tready),
     .tx_serial(link_zp_tx_serial),
-    .channel_up(link_zp_channel_up),
     .frames_sent(link_zp_frames_sent),
     .frames_retransmitted(link_zp_frames_retransmitted),
     .frames_received(link_zp_frames_received),
@@ -931,6 +931,7 @@ torus_2x2x2_node_link link_zn (
     .rx_credit_return(router_s_axis_zp_credit),
     .s_axis_tready(link_zn_s_axis_tready),
     .lane_up(link_zn_lane_up),
+    .channel_up(link_zn_channel_up),
     .m_axis_nfc_tvalid(link_zn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_zn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_zn_m_axis_vc0_tdata),
@@ -944,7 +945,6 @@ torus_2x2x2_node_link link_zn (
     .tx_credit(link_zn_tx_credit),
     .s_axis_nfc_tready(link_zn_s_axis_nfc_tready),
     .tx_serial(link_zn_tx_serial),
-    .channel_up(link_zn_channel_up),
     .frames_sent(link_zn_frames_sent),
     .frames_retransmitted(link_zn_frames_retransmitted),
     .frames_received(link_zn_frames_received),
@@ -9899,9 +9899,9 @@ module torus_2x2x2_node_link(
     rx_serial,
     rx_credit_return,
     lane_up,
+    channel_up,
     tx_credit,
     tx_serial,
-    channel_up,
     frames_sent,
     frames_retransmitted,
     frames_received,
@@ -9950,9 +9950,9 @@ module torus_2x2x2_node_link(
     input wire [1:0] rx_credit_return;
     // outputs: status and counters
     output wire [1:0] lane_up;
+    output wire channel_up;
     output wire [1:0] tx_credit;
     output wire [131:0] tx_serial;
-    output wire channel_up;
     output reg [31:0] frames_sent;
     output reg [31:0] frames_retransmitted;
     output reg [31:0] frames_received;
@@ -9971,8 +9971,8 @@ reg [10:0] acked_addr;
 reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
-// acknowledgement bookkeeping
-wire bonding_channel_up_and;
+// channel up for the user: trained, the partner ready, its credit limits in
+wire channel_ready;
 // counters
 reg channel_was_up;
 reg channel_ever_up;
@@ -10066,8 +10066,8 @@ wire transmit_ack_taken_and;
 
 // ---- state shared by the two directions ----
 
-// ---- acknowledgement bookkeeping ----
-assign bonding_channel_up_and = bonding_channel_up & control_limits_known;
+// ---- channel up for the user: trained, the partner ready, its credit limits in ----
+assign channel_ready = bonding_channel_up & control_limits_known;
 
 // ---- counters ----
 
@@ -10298,14 +10298,15 @@ always @(posedge clk) begin
     if (rst) slips <= 32'h0; else slips <= elastic_eb_slip ? (slips + 32'h1) : slips;
     if (rst) partner_restarts <= 32'h0; else partner_restarts <= bonding_partner_restart ? (partner_restarts + 32'h1) : partner_restarts;
     if (rst) frames_dropped <= 32'h0; else frames_dropped <= bonding_partner_restart ? (frames_dropped + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped;
-    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up_and;
-    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up_and ? 1'h1 : channel_ever_up;
-    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up_and & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
-    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up_and ? (up_cycles + 32'h1) : 32'h0;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_ready;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_ready ? 1'h1 : channel_ever_up;
+    if (rst) retrains <= 32'h0; else retrains <= (channel_ready & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
+    if (rst) up_cycles <= 32'h0; else up_cycles <= channel_ready ? (up_cycles + 32'h1) : 32'h0;
 end
 
 assign s_axis_tready = ingress_ready;
 assign lane_up = bonding_lane_up_sync1;
+assign channel_up = channel_ready;
 assign m_axis_nfc_tvalid = receive_rx_nfc_valid;
 assign m_axis_nfc_tdata = receive_rx_nfc_data;
 assign m_axis_vc0_tdata = receive_vc0_read1_cat;
@@ -10319,6 +10320,5 @@ assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
 assign tx_serial = transmit_tx_block1_cat;
-assign channel_up = bonding_channel_up_and;
 endmodule
 // verilator lint_on DECLFILENAME

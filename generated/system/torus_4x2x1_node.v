@@ -268,6 +268,7 @@ wire [31:0] selftest_generator_sent;
 wire [31:0] selftest_generator_cycles;
 wire link_xp_s_axis_tready;
 wire [1:0] link_xp_lane_up;
+wire link_xp_channel_up;
 wire link_xp_m_axis_nfc_tvalid;
 wire [15:0] link_xp_m_axis_nfc_tdata;
 wire [127:0] link_xp_m_axis_vc0_tdata;
@@ -281,7 +282,6 @@ wire link_xp_m_axis_vc1_tvalid;
 wire [1:0] link_xp_tx_credit;
 wire link_xp_s_axis_nfc_tready;
 wire [131:0] link_xp_tx_serial;
-wire link_xp_channel_up;
 wire [31:0] link_xp_frames_sent;
 wire [31:0] link_xp_frames_retransmitted;
 wire [31:0] link_xp_frames_received;
@@ -294,6 +294,7 @@ wire [31:0] link_xp_retrains;
 wire [31:0] link_xp_up_cycles;
 wire link_xn_s_axis_tready;
 wire [1:0] link_xn_lane_up;
+wire link_xn_channel_up;
 wire link_xn_m_axis_nfc_tvalid;
 wire [15:0] link_xn_m_axis_nfc_tdata;
 wire [127:0] link_xn_m_axis_vc0_tdata;
@@ -307,7 +308,6 @@ wire link_xn_m_axis_vc1_tvalid;
 wire [1:0] link_xn_tx_credit;
 wire link_xn_s_axis_nfc_tready;
 wire [131:0] link_xn_tx_serial;
-wire link_xn_channel_up;
 wire [31:0] link_xn_frames_sent;
 wire [31:0] link_xn_frames_retransmitted;
 wire [31:0] link_xn_frames_received;
@@ -320,6 +320,7 @@ wire [31:0] link_xn_retrains;
 wire [31:0] link_xn_up_cycles;
 wire link_yp_s_axis_tready;
 wire [1:0] link_yp_lane_up;
+wire link_yp_channel_up;
 wire link_yp_m_axis_nfc_tvalid;
 wire [15:0] link_yp_m_axis_nfc_tdata;
 wire [127:0] link_yp_m_axis_vc0_tdata;
@@ -333,7 +334,6 @@ wire link_yp_m_axis_vc1_tvalid;
 wire [1:0] link_yp_tx_credit;
 wire link_yp_s_axis_nfc_tready;
 wire [131:0] link_yp_tx_serial;
-wire link_yp_channel_up;
 wire [31:0] link_yp_frames_sent;
 wire [31:0] link_yp_frames_retransmitted;
 wire [31:0] link_yp_frames_received;
@@ -346,6 +346,7 @@ wire [31:0] link_yp_retrains;
 wire [31:0] link_yp_up_cycles;
 wire link_yn_s_axis_tready;
 wire [1:0] link_yn_lane_up;
+wire link_yn_channel_up;
 wire link_yn_m_axis_nfc_tvalid;
 wire [15:0] link_yn_m_axis_nfc_tdata;
 wire [127:0] link_yn_m_axis_vc0_tdata;
@@ -359,7 +360,6 @@ wire link_yn_m_axis_vc1_tvalid;
 wire [1:0] link_yn_tx_credit;
 wire link_yn_s_axis_nfc_tready;
 wire [131:0] link_yn_tx_serial;
-wire link_yn_channel_up;
 wire [31:0] link_yn_frames_sent;
 wire [31:0] link_yn_frames_retransmitted;
 wire [31:0] link_yn_frames_received;
@@ -609,6 +609,7 @@ torus_4x2x1_node_link link_xp (
     .rx_credit_return(router_s_axis_xn_credit),
     .s_axis_tready(link_xp_s_axis_tready),
     .lane_up(link_xp_lane_up),
+    .channel_up(link_xp_channel_up),
     .m_axis_nfc_tvalid(link_xp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_xp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_xp_m_axis_vc0_tdata),
@@ -622,7 +623,6 @@ torus_4x2x1_node_link link_xp (
     .tx_credit(link_xp_tx_credit),
     .s_axis_nfc_tready(link_xp_s_axis_nfc_tready),
     .tx_serial(link_xp_tx_serial),
-    .channel_up(link_xp_channel_up),
     .frames_sent(link_xp_frames_sent),
     .frames_retransmitted(link_xp_frames_retransmitted),
     .frames_received(link_xp_frames_received),
@@ -654,6 +654,7 @@ torus_4x2x1_node_link link_xn (
     .rx_credit_return(router_s_axis_xp_credit),
     .s_axis_tready(link_xn_s_axis_tready),
     .lane_up(link_xn_lane_up),
+    .channel_up(link_xn_channel_up),
     .m_axis_nfc_tvalid(link_xn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_xn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_xn_m_axis_vc0_tdata),
@@ -667,7 +668,6 @@ torus_4x2x1_node_link link_xn (
     .tx_credit(link_xn_tx_credit),
     .s_axis_nfc_tready(link_xn_s_axis_nfc_tready),
     .tx_serial(link_xn_tx_serial),
-    .channel_up(link_xn_channel_up),
     .frames_sent(link_xn_frames_sent),
     .frames_retransmitted(link_xn_frames_retransmitted),
     .frames_received(link_xn_frames_received),
@@ -699,6 +699,7 @@ torus_4x2x1_node_link link_yp (
     .rx_credit_return(2'h0),
     .s_axis_tready(link_yp_s_axis_tready),
     .lane_up(link_yp_lane_up),
+    .channel_up(link_yp_channel_up),
     .m_axis_nfc_tvalid(link_yp_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_yp_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_yp_m_axis_vc0_tdata),
@@ -712,7 +713,6 @@ torus_4x2x1_node_link link_yp (
     .tx_credit(link_yp_tx_credit),
     .s_axis_nfc_tready(link_yp_s_axis_nfc_tready),
     .tx_serial(link_yp_tx_serial),
-    .channel_up(link_yp_channel_up),
     .frames_sent(link_yp_frames_sent),
     .frames_retransmitted(link_yp_frames_retransmitted),
     .frames_received(link_yp_frames_received),
@@ -744,6 +744,7 @@ torus_4x2x1_node_link link_yn (
     .rx_credit_return(router_s_axis_yp_credit),
     .s_axis_tready(link_yn_s_axis_tready),
     .lane_up(link_yn_lane_up),
+    .channel_up(link_yn_channel_up),
     .m_axis_nfc_tvalid(link_yn_m_axis_nfc_tvalid),
     .m_axis_nfc_tdata(link_yn_m_axis_nfc_tdata),
     .m_axis_vc0_tdata(link_yn_m_axis_vc0_tdata),
@@ -757,7 +758,6 @@ torus_4x2x1_node_link link_yn (
     .tx_credit(link_yn_tx_credit),
     .s_axis_nfc_tready(link_yn_s_axis_nfc_tready),
     .tx_serial(link_yn_tx_serial),
-    .channel_up(link_yn_channel_up),
     .frames_sent(link_yn_frames_sent),
     .frames_retransmitted(link_yn_frames_retransmitted),
     .frames_received(link_yn_frames_received),
@@ -9513,9 +9513,9 @@ module torus_4x2x1_node_link(
     rx_serial,
     rx_credit_return,
     lane_up,
+    channel_up,
     tx_credit,
     tx_serial,
-    channel_up,
     frames_sent,
     frames_retransmitted,
     frames_received,
@@ -9564,9 +9564,9 @@ module torus_4x2x1_node_link(
     input wire [1:0] rx_credit_return;
     // outputs: status and counters
     output wire [1:0] lane_up;
+    output wire channel_up;
     output wire [1:0] tx_credit;
     output wire [131:0] tx_serial;
-    output wire channel_up;
     output reg [31:0] frames_sent;
     output reg [31:0] frames_retransmitted;
     output reg [31:0] frames_received;
@@ -9585,8 +9585,8 @@ reg [10:0] acked_addr;
 reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
-// acknowledgement bookkeeping
-wire bonding_channel_up_and;
+// channel up for the user: trained, the partner ready, its credit limits in
+wire channel_ready;
 // counters
 reg channel_was_up;
 reg channel_ever_up;
@@ -9680,8 +9680,8 @@ wire transmit_ack_taken_and;
 
 // ---- state shared by the two directions ----
 
-// ---- acknowledgement bookkeeping ----
-assign bonding_channel_up_and = bonding_channel_up & control_limits_known;
+// ---- channel up for the user: trained, the partner ready, its credit limits in ----
+assign channel_ready = bonding_channel_up & control_limits_known;
 
 // ---- counters ----
 
@@ -9912,14 +9912,15 @@ always @(posedge clk) begin
     if (rst) slips <= 32'h0; else slips <= elastic_eb_slip ? (slips + 32'h1) : slips;
     if (rst) partner_restarts <= 32'h0; else partner_restarts <= bonding_partner_restart ? (partner_restarts + 32'h1) : partner_restarts;
     if (rst) frames_dropped <= 32'h0; else frames_dropped <= bonding_partner_restart ? (frames_dropped + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped;
-    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up_and;
-    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up_and ? 1'h1 : channel_ever_up;
-    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up_and & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
-    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up_and ? (up_cycles + 32'h1) : 32'h0;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_ready;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_ready ? 1'h1 : channel_ever_up;
+    if (rst) retrains <= 32'h0; else retrains <= (channel_ready & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
+    if (rst) up_cycles <= 32'h0; else up_cycles <= channel_ready ? (up_cycles + 32'h1) : 32'h0;
 end
 
 assign s_axis_tready = ingress_ready;
 assign lane_up = bonding_lane_up_sync1;
+assign channel_up = channel_ready;
 assign m_axis_nfc_tvalid = receive_rx_nfc_valid;
 assign m_axis_nfc_tdata = receive_rx_nfc_data;
 assign m_axis_vc0_tdata = receive_vc0_read1_cat;
@@ -9933,6 +9934,5 @@ assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
 assign tx_serial = transmit_tx_block1_cat;
-assign channel_up = bonding_channel_up_and;
 endmodule
 // verilator lint_on DECLFILENAME

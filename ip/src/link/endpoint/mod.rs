@@ -192,13 +192,15 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, Error> {
     d.output("lane_up", lanes_in.lane_up);
     shared.channel_up.define(lanes_in.channel_up);
     shared.hold.define(lanes_in.hold);
+    // Up for the user once a frame can go (defined below, once the credit limits are known).
+    let up = d.later(1);
+    d.output("channel_up", up);
     let rx = d.unit("receive", "receive", || receive::receive(&d, config, &z, &lanes_in, &m_ready, credit_return));
     let acks = d.unit("control", "control", || control::control(&d, &z, &shared, &ing, &lanes_in, &rx));
     let tx = d.unit("transmit", "transmit", || transmit::transmit(&d, config, &z, &shared, &ing, &lanes_in, &rx, &acks, &nfc));
-    // Up for the user once a frame can go: trained, the partner ready and its credit limits in
-    // (until they arrive, about a round trip after training, the ingress takes no frame).
-    let up = shared.channel_up & acks.limits_known;
-    d.output("channel_up", up);
+    d.section("channel up for the user: trained, the partner ready, its credit limits in");
+    // Until the limits arrive, about a round trip after training, the ingress takes no frame.
+    up.define((shared.channel_up & acks.limits_known).named("channel_ready"));
 
     d.section("counters");
     for (name, event) in [("frames_sent", tx.fresh), ("frames_retransmitted", tx.retransmitted), ("frames_received", rx.good), ("crc_errors", rx.crc_error)] {
