@@ -1050,13 +1050,12 @@ wire eb_wr_gray_sync1_xor;
 wire eb_wr_gray_sync1_xor_2;
 wire eb_wr_gray_sync1_xor_3;
 wire [4:0] eb_wr_gray_sync1_cat;
-reg [4:0] eb_wr_seen;
 reg [4:0] eb_rd;
-reg [4:0] eb_rd_behind;
-reg [4:0] eb_level;
+wire [4:0] level;
+wire [4:0] eb_rd_plus;
+wire [4:0] eb_rd_plus_2;
 wire empty;
 wire delete;
-wire [4:0] rd_next;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] eb_lane0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -1074,19 +1073,18 @@ assign eb_wr_gray_sync1_xor_2 = eb_wr_gray_sync1_xor ^ eb_wr_gray_sync1[2];
 assign eb_wr_gray_sync1_xor_3 = eb_wr_gray_sync1_xor_2 ^ eb_wr_gray_sync1[1];
 assign eb_wr_gray_sync1_cat = {eb_wr_gray_sync1[4], eb_wr_gray_sync1_xor, eb_wr_gray_sync1_xor_2, eb_wr_gray_sync1_xor_3,
     (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
-assign empty = eb_level == 5'h0;
-assign delete = (~empty) & (((~(eb_level < 5'h4)) & (eb_is_cc[eb_rd[3:0]])) | (~(eb_level < 5'hc)));
-assign rd_next = (~rx_up_sync1) ? eb_wr_seen : (delete ? (eb_rd_behind + 5'h1) : (empty ? eb_rd : eb_rd_behind));
+assign level = eb_wr_gray_sync1_cat - eb_rd;
+assign eb_rd_plus = eb_rd + 5'h1;
+assign eb_rd_plus_2 = eb_rd + 5'h1;
+assign empty = level == 5'h0;
+assign delete = (~empty) & (((~(level < 5'h4)) & (eb_is_cc[eb_rd[3:0]])) | (~(level < 5'hc)));
 
 always @(posedge clk) begin
     if (rst) eb_wr_gray_sync0 <= 5'h0; else eb_wr_gray_sync0 <= eb_wr_gray;
     if (rst) eb_wr_gray_sync1 <= 5'h0; else eb_wr_gray_sync1 <= eb_wr_gray_sync0;
-    if (rst) eb_wr_seen <= 5'h0; else eb_wr_seen <= eb_wr_gray_sync1_cat;
-    if (rst) eb_rd <= 5'h0; else eb_rd <= rd_next;
-    if (rst) eb_rd_behind <= 5'h1; else eb_rd_behind <= rd_next + 5'h1;
-    if (rst) eb_level <= 5'h0; else eb_level <= eb_wr_gray_sync1_cat - rd_next;
-    if (rst) eb_out0 <= 66'h0; else eb_out0 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_behind[3:0]]) : (eb_lane0[eb_rd[3:0]]));
-    if (rst) eb_out1 <= 66'h0; else eb_out1 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_behind[3:0]]) : (eb_lane1[eb_rd[3:0]]));
+    if (rst) eb_rd <= 5'h0; else eb_rd <= (~rx_up_sync1) ? eb_wr_gray_sync1_cat : (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1)));
+    if (rst) eb_out0 <= 66'h0; else eb_out0 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
+    if (rst) eb_out1 <= 66'h0; else eb_out1 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_plus_2[3:0]]) : (eb_lane1[eb_rd[3:0]]));
     if (rst) eb_slip <= 1'h0; else eb_slip <= rx_up_sync1 & (empty | delete);
 end
 

@@ -11,12 +11,10 @@ use std::path::{Path, PathBuf};
 
 mod airfoil;
 mod midg;
-mod timing;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 23] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 22] = [
     ("resources", resources),
-    ("fabric-timing", timing::fabric),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
     ("router-zero-load", router_zero_load),

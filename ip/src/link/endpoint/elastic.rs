@@ -18,8 +18,7 @@
 //! dropped: the frame it belonged to fails its CRC and is retransmitted.
 //!
 //! The level a zero-difference channel settles at is one word, so the buffer adds the
-//! synchroniser's delay, the decoded pointer's register and the output register (5 cycles) to
-//! the latency. While the receive side is not bonded the
+//! synchroniser's delay and its output register (4 cycles) to the latency. While the receive side is not bonded the
 //! read pointer follows the write pointer (the buffer restarts empty after every retrain).
 
 use weft_hdl::netlist::crossing::{binary, gray};
@@ -67,25 +66,17 @@ pub(super) fn elastic<'d>(d: &'d Design, z: &Sizes, rx: usize, words: &[Sig<'d>]
     d.section("elastic buffer, read side (clk): read, insert or delete clock compensation");
     d.net().set_domain(clk);
     let synced = d.net().synchronize(wr_gray.q.wire, 2, "eb_wr_gray");
-    // The write pointer in binary, registered, and the level (that pointer minus the read
-    // pointer) a register of its own, worked out from the next read pointer: neither the Gray
-    // decode nor the subtraction lies on the path from the read decision to the output word.
-    let wr_bin = binary(d.sig(synced));
-    let wr_seen = registered(d, "eb_wr_seen", wr_bin);
-    // The read pointer and the one behind it, both registers: the memories' read addresses.
+    let synced = d.sig(synced);
+    let wr_seen = binary(synced);
     let rd = d.reg("eb_rd", ADDRESS_BITS + 1, 0);
-    let rd_behind = d.reg("eb_rd_behind", ADDRESS_BITS + 1, 1);
-    let level = d.reg("eb_level", ADDRESS_BITS + 1, 0);
-    let level_q = level.q;
+    sig!(level = wr_seen - rd.q);
     let head: Vec<Sig> = mems.iter().map(|m| m.read(rd.q.bits(0, ADDRESS_BITS))).collect();
-    let behind: Vec<Sig> = mems.iter().map(|m| m.read(rd_behind.q.bits(0, ADDRESS_BITS))).collect();
+    let behind: Vec<Sig> = mems.iter().map(|m| m.read((rd.q + 1u32).bits(0, ADDRESS_BITS))).collect();
     let head_cc = is_cc.read(rd.q.bits(0, ADDRESS_BITS));
-    sig!(empty = level_q.is_zero());
-    sig!(delete = !empty & (level_q.ge(DELETE_LEVEL) & head_cc | level_q.ge(OVERFLOW_LEVEL)));
-    sig!(rd_next = (!up).mux(wr_seen, delete.mux(rd_behind.q + 1u32, empty.mux(rd.q, rd_behind.q))));
-    rd.next(rd_next);
-    rd_behind.next(rd_next + 1u32);
-    level.next(wr_bin - rd_next);
+    sig!(empty = level.is_zero());
+    sig!(delete = !empty & (level.ge(DELETE_LEVEL) & head_cc | level.ge(OVERFLOW_LEVEL)));
+    rd.next(delete.mux(rd.q + 2u32, empty.mux(rd.q, rd.q + 1u32)));
+    rd.next_when(!up, wr_seen);
     // Registered, so the receive side's checks start from a register.
     let words: Vec<Sig> = head.iter().zip(&behind).enumerate().map(|(k, (h, b))| registered(d, &format!("eb_out{k}"), empty.mux(d.lit(cc_word, 66), delete.mux(*b, *h)))).collect();
     Crossed { words, slip: registered(d, "eb_slip", up & (empty | delete)) }
