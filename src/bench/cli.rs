@@ -47,8 +47,9 @@ pub enum Bench {
         compare: bool,
     },
     /// Timing of the fabric: Yosys per device family (LUTs, LUT levels, deepest path) and
-    /// post-route Fmax on an ECP5-85F per placement seed with the median, beside verilog-axis's axis_switch (5x5, 128-bit) when
-    /// `--reference` points at a verilog-axis checkout; prints a table, writes JSON (slow)
+    /// post-route Fmax on an ECP5-85F per placement seed with the median, beside verilog-axis's
+    /// axis_switch (5x5, 128-bit) when `--reference` points at a verilog-axis checkout; prints a
+    /// table, writes JSON (slow)
     Timing {
         /// Root of a verilog-axis checkout (github.com/alexforencich/verilog-axis)
         #[arg(long)]

@@ -50,17 +50,6 @@ pub struct ModuleTiming {
     pub failure: Option<String>,
 }
 
-/// The median of `values` (the mean of the middle two for an even count).
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
-}
-
 /// Compiles the program (on the 6 elements of one sub-cube: the modules do not depend on the
 /// mesh's size) into `work` and places and routes each of `modules` (names from [`MODULES`];
 /// all when empty) with each of `seeds`. One run of nextpnr takes about ten minutes here.
@@ -104,7 +93,7 @@ pub fn run(modules: &[String], seeds: &[u32], work: &Path, progress: &mut dyn Fn
                 }
             }
         }
-        row.median_mhz = median(&row.fmax_mhz.iter().flatten().copied().collect::<Vec<_>>());
+        row.median_mhz = super::timing::median(&row.fmax_mhz.iter().flatten().copied().collect::<Vec<_>>());
         rows.push(row);
         done(&rows)?;
     }

@@ -128,7 +128,18 @@ fn measure(file: &Path, top: &str, seeds: &[u32], progress: &mut dyn FnMut(&str)
         });
     }
     let routed: Vec<f64> = runs.iter().filter_map(|r| r.timing.as_ref().map(|t| t.fmax_mhz)).collect();
-    Ok(Row { module: top.into(), families, median_fmax_mhz: super::dg_timing::median(&routed), seeds: runs })
+    Ok(Row { module: top.into(), families, median_fmax_mhz: median(&routed), seeds: runs })
+}
+
+/// The median of `values` (the mean of the middle two for an even count).
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
 }
 
 /// Measures `modules` (shipped module names whose Verilog is under `generated`) and, when given,

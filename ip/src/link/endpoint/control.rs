@@ -21,7 +21,7 @@ pub(super) struct Acks<'d> {
     pub ack_ok: Sig<'d>,
     /// It was a negative acknowledgement.
     pub nak_in: Sig<'d>,
-    /// The partner's credit limits of this session have arrived: frames can be sent.
+    /// The partner's credit limits have arrived since the link last (re)started: frames can go.
     pub limits_known: Sig<'d>,
 }
 
