@@ -323,25 +323,36 @@ fn a_wired_kernel_on_the_kernel_clock_passes_the_system_checks() {
 fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
     let base = "name = \"ar\"\nboard = \"u200\"\n[torus]\ndims = [2, 2, 1]\n[clocks]\nfabric_mhz = 156.25\n";
     let config = weft::system::parse(&format!("{base}[allreduce]\nports = [0, 1]\n")).unwrap();
-    assert_eq!(config.node.allreduce, Some(weft_ip::system::Allreduce { ports: [0, 1], element: weft_ip::system::allreduce::ElementType::F32 }));
+    assert_eq!(config.node.allreduce, Some(weft_ip::system::Allreduce::new([0, 1], weft_ip::system::allreduce::ElementType::F32)));
     let map = weft_ip::system::node::register_map(&config.node);
     let at = |name: &str| map.iter().find(|r| r.name == name).map(|r| r.addr);
     let names = ["allreduce_flags", "allreduce_dst_a", "allreduce_dst_b", "allreduce_op", "allreduce_type"];
     assert_eq!(names.map(at), [0x0A0, 0x0A4, 0x0A8, 0x0AC, 0x0B0].map(Some));
     for (name, ty) in [("bf16", weft_ip::system::allreduce::ElementType::Bf16), ("i32", weft_ip::system::allreduce::ElementType::I32)] {
         let typed = weft::system::parse(&format!("{base}[allreduce]\nports = [0, 1]\ntype = \"{name}\"\n")).unwrap();
-        assert_eq!(typed.node.allreduce.unwrap().element, ty);
+        assert_eq!(typed.node.allreduce.as_ref().unwrap().element, ty);
     }
     assert!(at("stat_allreduce_mismatches").is_some(), "no allreduce counters");
     let refused = |body: &str, needle: &str| {
         let e = weft::system::parse(&format!("{base}{body}")).unwrap_err();
         assert!(e.to_string().contains(needle), "{body:?}: {e}");
     };
+    // Stripes: each further engine's program after the unit's registers, its counters after the unit's.
+    let striped = weft::system::parse(&format!("{base}[node]\nlocal_ports = 6\n[allreduce]\nports = [0, 1]\nstripes = [[2, 3], [4, 5]]\n")).unwrap();
+    assert_eq!(striped.node.allreduce.as_ref().unwrap().stripes, vec![[2, 3], [4, 5]]);
+    let map = weft_ip::system::node::register_map(&striped.node);
+    let at = |name: &str| map.iter().find(|r| r.name == name).map(|r| r.addr);
+    assert_eq!(["allreduce_s1_flags", "allreduce_s1_dst_b", "allreduce_s2_flags", "allreduce_s2_dst_b"].map(at), [0x0D8, 0x0E0, 0x0E4, 0x0EC].map(Some));
+    assert!(at("stat_allreduce_s2_id_mismatches").is_some_and(|a| a > at("stat_allreduce_butterflies").unwrap()));
+    refused("[node]\nlocal_ports = 6\n[allreduce]\nports = [0, 1]\nstripes = [[2]]\n", "`allreduce.stripes[0]` has 1 entries: give two");
+    refused("[node]\nlocal_ports = 6\n[allreduce]\nports = [0, 1]\nstripes = [[2, 6]]\n", "`allreduce.stripes[0][1]` = 6 is out of range: allowed 0..=5");
+    refused("[node]\nlocal_ports = 6\n[allreduce]\nports = [0, 1]\nstripes = [[2, 1]]\n", "allreduce stripe 1 port b = 1 is taken by another engine port");
+    refused("[node]\nlocal_ports = 8\n[allreduce]\nports = [0, 1]\nstripes = [[2, 3], [4, 5], [6, 7]]\n", "3 allreduce stripes besides the unit: allowed 0..=2");
     refused("[allreduce]\nports = [0, 2]\n", "`allreduce.ports[1]` = 2 is out of range: allowed 0..=1");
     refused("[allreduce]\nports = [0]\n", "`allreduce.ports` has 1 entries");
-    refused("[allreduce]\nports = [1, 1]\n", "allreduce ports a and b are both 1");
+    refused("[allreduce]\nports = [1, 1]\n", "allreduce port b = 1 is taken by another engine port");
     refused("[allreduce]\nports = [0, 1]\ntype = \"i8\"\n", "`allreduce.type` = \"i8\": allowed \"f32\", \"f64\", \"f16\", \"bf16\", \"i32\"");
-    refused("[[port]]\nindex = 1\n[allreduce]\nports = [0, 1]\n", "`port[0]` describes IntraNode port 1, which is the allreduce engine's port b");
+    refused("[[port]]\nindex = 1\n[allreduce]\nports = [0, 1]\n", "`port[0]` describes IntraNode port 1, which is an allreduce engine's port b (`allreduce.ports[1]`)");
     refused("[[kernel]]\nkernel = \"dg_rk_update\"\nport = 1\ninput_tag = 7\noutput_tag = 9\ndst = [1, 0, 0, 0]\n[allreduce]\nports = [0, 1]\n", "allreduce port b = 1 also has a kernel");
     let dir = std::env::temp_dir().join(format!("weft-ar-{}", std::process::id()));
     let (generated, constraints) = (dir.join("generated"), dir.join("constraints"));

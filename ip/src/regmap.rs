@@ -126,11 +126,27 @@ pub const ALLREDUCE: u32 = 0x0A0;
 /// The allreduce engine's program: its role flags (name and meaning, lowest bit first), its two
 /// destinations ([`crate::system::allreduce::plan()`] computes them), the operator of the next
 /// operation, and the element type the engine was generated for (read-only).
-pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allreduce::ElementType) -> Vec<Register> {
+pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allreduce::ElementType, stripes: usize) -> Vec<Register> {
     let code = element.code();
     let dst = || vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")];
-    vec![
-        reg("allreduce_flags", ALLREDUCE, flags.len(), Source::Stored(0), "Allreduce: this node's role", flags.iter().enumerate().map(|(i, (f, w))| field(f, i, 1, w)).collect()),
+    let flag_fields = || flags.iter().enumerate().map(|(i, (f, w))| field(f, i, 1, w)).collect::<Vec<_>>();
+    let stripe_registers = (1..=stripes).flat_map(|k| {
+        let at = allreduce_stripe_addr(k);
+        [
+            reg(&format!("allreduce_s{k}_flags"), at, flags.len(), Source::Stored(0), &format!("Allreduce stripe {k}: this node's role on chain {k}"), flag_fields()),
+            reg(
+                &format!("allreduce_s{k}_dst_a"),
+                at + 4,
+                22,
+                Source::Stored(0),
+                &format!("Allreduce stripe {k}: destination of partial sums (at the root: of one result copy), header bits 21:0"),
+                dst(),
+            ),
+            reg(&format!("allreduce_s{k}_dst_b"), at + 8, 22, Source::Stored(0), &format!("Allreduce stripe {k}: destination of forwarded results, header bits 21:0"), dst()),
+        ]
+    });
+    let mut map = vec![
+        reg("allreduce_flags", ALLREDUCE, flags.len(), Source::Stored(0), "Allreduce: this node's role", flag_fields()),
         reg("allreduce_dst_a", ALLREDUCE + 4, 22, Source::Stored(0), "Allreduce: destination of partial sums (at the root: of one result copy), header bits 21:0", dst()),
         reg("allreduce_dst_b", ALLREDUCE + 8, 22, Source::Stored(0), "Allreduce: destination of forwarded results, header bits 21:0", dst()),
         reg(
@@ -179,8 +195,18 @@ pub fn allreduce_registers(flags: &[(&str, &str)], element: crate::system::allre
             "Allreduce from the registers: its state",
             vec![field("busy", 0, 1, "issued, result not back"), field("done", 1, 1, "the result is in allreduce_issue_result"), field("error", 2, 1, "the watchdog reported the operation")],
         ),
-    ]
+    ];
+    map.extend(stripe_registers);
+    map
 }
+
+/// Where the registers of allreduce stripe `k` (1 ..) start: `flags`, `dst_a`, `dst_b`, as the
+/// unit's; the operator and the watchdog are the unit's.
+pub fn allreduce_stripe_addr(k: usize) -> u32 {
+    ALLREDUCE_STRIPES + 12 * (k as u32 - 1)
+}
+/// The first stripe's registers.
+pub const ALLREDUCE_STRIPES: u32 = 0x0D8;
 
 /// [`node_map`] with a destination register for each wired kernel: `(port, value after reset)`.
 pub fn node_map_with_kernels(dims: [usize; 3], counters: &[String], selftest: bool, kernels: &[(usize, u32)]) -> Vec<Register> {

@@ -43,7 +43,7 @@ use std::path::Path;
 use serde::Serialize;
 use weft_ip::router::Direction;
 use weft_ip::system::allreduce::check::operand;
-use weft_ip::system::allreduce::{packet_sizes, reference, Collective, ElementType, ReduceOp};
+use weft_ip::system::allreduce::{packet_sizes, reference, stripes, Collective, ElementType, ReduceOp, MAX_STRIPES};
 use weft_ip::system::Allreduce;
 use weft_ip::weft_hdl::testbench::Rng;
 use weft_sim::link::VerilatorDevice;
@@ -60,6 +60,8 @@ pub const LENGTHS: [usize; 8] = [1, 7, 16, 64, 256, 1000, 1024, 4096];
 pub const PACKET_BYTES: usize = 256;
 /// The engine's ports: `a` (host side and partials), `b`.
 pub const PORTS: [usize; 2] = [0, 1];
+/// The ports of the further chain engines of a striped allreduce ([`stripes`]).
+pub const STRIPE_PORTS: [[usize; 2]; MAX_STRIPES - 1] = [[2, 3], [4, 5]];
 
 /// One vector length (a row of `points` in `bench/allreduce_<system>.json`), in fabric-clock
 /// cycles. Without the fabric-alone runs ([`Options::baseline`] false) the baselines are `None`
@@ -76,6 +78,13 @@ pub struct Point {
     pub selected_cycles: u64,
     /// Whether the selection ran the vector on the butterfly.
     pub butterfly: bool,
+    /// The allreduce striped over the torus's chains ([`stripes`]), one slice per engine.
+    pub striped_cycles: u64,
+    /// The chains the striped run used (1: the plain chain).
+    pub stripes: usize,
+    /// Selection by size with the stripes: the butterfly up to `small_bytes` (as
+    /// `selected_cycles`), else striped (as `striped_cycles`).
+    pub best_cycles: u64,
     /// Gather-then-broadcast on the fabric without the engine, both phases.
     pub baseline_cycles: Option<u64>,
     /// The endpoint ring on the same fabric, all 2·(P − 1) steps.
@@ -87,7 +96,7 @@ pub struct Point {
     pub arrival_bound_cycles: u64,
     /// The lower bound at the links' raw rate (`lanes · 8` bytes a cycle).
     pub raw_bound_cycles: u64,
-    /// `selected_cycles / lower_bound_cycles`.
+    /// `best_cycles / lower_bound_cycles`.
     pub to_bound: f64,
 }
 
@@ -203,11 +212,25 @@ pub fn packet_cycles(plain: &mut Torus<VerilatorDevice>, rc: &weft_ip::router::R
 /// `system`'s nodes with the engine on [`PORTS`] for elements of `ty`, generated and built in
 /// Verilator in `work`, links up.
 pub fn engine_torus(system: &SystemConfig, ty: ElementType, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
+    verilate(&with_engines(system, ty, &[]), work, progress)
+}
+
+/// [`engine_torus`] with the stripes' engines on [`STRIPE_PORTS`] too (the node widened to six
+/// IntraNode ports).
+pub fn striped_torus(system: &SystemConfig, ty: ElementType, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
+    verilate(&with_engines(system, ty, &STRIPE_PORTS), work, progress)
+}
+
+/// The engine on [`PORTS`] and stripe engines on `stripes`.
+fn with_engines(system: &SystemConfig, ty: ElementType, stripes: &[[usize; 2]]) -> SystemConfig {
     let mut engine_system = system.clone();
-    engine_system.node.allreduce = Some(Allreduce { ports: PORTS, element: ty });
-    // The engine's ports are its own: no shell clock crossing or kernel on them.
-    engine_system.ports.retain(|p| !PORTS.contains(&p.index));
-    verilate(&engine_system, work, progress)
+    let used: Vec<usize> = PORTS.iter().chain(stripes.iter().flatten()).copied().collect();
+    let local_ports = engine_system.node.router.local_ports.max(used.iter().max().unwrap() + 1);
+    engine_system.node.router.local_ports = local_ports;
+    engine_system.node.allreduce = Some(Allreduce { stripes: stripes.to_vec(), ..Allreduce::new(PORTS, ty) });
+    // The engines' ports are their own: no shell clock crossing or kernel on them.
+    engine_system.ports.retain(|p| !used.contains(&p.index));
+    engine_system
 }
 
 /// `system`'s nodes generated and built in Verilator in `work`, links up.
@@ -236,8 +259,9 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let (ty, size) = (options.element, options.element.bytes());
     let packet_bytes = options.packet_bytes.min(rc.max_packet_bytes) / size * size;
     let lanes = system.node.link.lanes;
-    let mut torus = engine_torus(system, ty, &work.join("engine"), progress)?;
+    let mut torus = striped_torus(system, ty, &work.join("engine"), progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
+    let engines: Vec<[usize; 2]> = std::iter::once(PORTS).chain(STRIPE_PORTS).collect();
     let mut rng = Rng::new(0xA11);
     let mut points = vec![];
     for &elements in &options.lengths {
@@ -264,12 +288,26 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             return Err(Error::Check(format!("{}: {elements} elements of {} ({}), selected by size: a node differs from the reference", system.name, ty.name(), options.op.name())));
         }
         let butterfly = size * elements <= all.small_bytes(&rc) as usize;
-        progress(&format!("{elements} elements: chain {} cycles, selected ({}) {} cycles, every node bit-exact", r.cycles, if butterfly { "butterfly" } else { "chain" }, selected.cycles));
+        let (striping, striped) = torus.allreduce_striped(&engines, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ elements as u64 ^ 2), limit)?;
+        if striped.results.iter().any(|got| *got != stripes::reference(&rc, &striping, &vectors, ty, options.op)) {
+            return Err(Error::Check(format!("{}: {elements} elements of {} ({}), striped: a node differs from the reference", system.name, ty.name(), options.op.name())));
+        }
+        progress(&format!(
+            "{elements} elements: chain {} cycles, selected ({}) {} cycles, striped over {} chains {} cycles, every node bit-exact",
+            r.cycles,
+            if butterfly { "butterfly" } else { "chain" },
+            selected.cycles,
+            striping.chains.len(),
+            striped.cycles
+        ));
         points.push(Point {
             elements,
             cycles: r.cycles,
             selected_cycles: selected.cycles,
             butterfly,
+            striped_cycles: striped.cycles,
+            stripes: striping.chains.len(),
+            best_cycles: if butterfly { selected.cycles } else { striped.cycles },
             baseline_cycles: None,
             ring_cycles: None,
             lower_bound_cycles: 0,
@@ -304,7 +342,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         p.raw_bound_cycles = fabric.bound_at(received, 8.0 * lanes as f64);
         p.lower_bound_cycles = fabric.bound(received);
         p.arrival_bound_cycles = fabric.bound(bytes);
-        p.to_bound = p.selected_cycles as f64 / p.lower_bound_cycles as f64;
+        p.to_bound = p.best_cycles as f64 / p.lower_bound_cycles as f64;
         {
             let bytes = size * p.elements;
             let mut cycles = 0;
@@ -339,23 +377,26 @@ pub fn table(r: &Report) -> String {
         "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, {} inbound links a node, each carrying {:.2} payload bytes a cycle\n",
         r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.fabric.hop_cycles, r.fabric.diameter, r.fabric.inbound_links, r.fabric.link_bytes_per_cycle
     );
-    t.push_str("| elements | chain cycles | selected by size | cycles | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | selected / bound | arrival bound | bound at raw link rate |\n| ---: | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    t.push_str("| elements | chain cycles | unit by size | cycles | striped (chains) | best | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | best / bound | arrival bound | bound at raw link rate |\n| ---: | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for p in &r.points {
         let (b, bns, up) = match p.baseline_cycles {
-            Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.selected_cycles as f64)),
+            Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.best_cycles as f64)),
             None => ("–".into(), "–".into(), "–".into()),
         };
         let (ring, ring_up) = match p.ring_cycles {
-            Some(c) => (c.to_string(), format!("{:.2}×", c as f64 / p.selected_cycles as f64)),
+            Some(c) => (c.to_string(), format!("{:.2}×", c as f64 / p.best_cycles as f64)),
             None => ("–".into(), "–".into()),
         };
         t.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {b} | {bns} | {up} | {ring} | {ring_up} | {} | {:.2} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} ({}) | {} | {:.0} | {b} | {bns} | {up} | {ring} | {ring_up} | {} | {:.2} | {} | {} |\n",
             p.elements,
             p.cycles,
             if p.butterfly { "butterfly" } else { "chain" },
             p.selected_cycles,
-            ns(p.selected_cycles),
+            p.striped_cycles,
+            p.stripes,
+            p.best_cycles,
+            ns(p.best_cycles),
             p.lower_bound_cycles,
             p.to_bound,
             p.arrival_bound_cycles,
@@ -370,7 +411,8 @@ pub fn plot(r: &Report) -> String {
     let pts = |f: &dyn Fn(&Point) -> Option<u64>| r.points.iter().filter_map(|p| f(p).map(|c| (p.elements as f64, c as f64))).collect();
     let series = vec![
         Series { name: "chain".into(), points: pts(&|p| Some(p.cycles)) },
-        Series { name: "selected by size".into(), points: pts(&|p| Some(p.selected_cycles)) },
+        Series { name: "unit by size".into(), points: pts(&|p| Some(p.selected_cycles)) },
+        Series { name: "striped".into(), points: pts(&|p| Some(p.striped_cycles)) },
         Series { name: "gather + broadcast".into(), points: pts(&|p| p.baseline_cycles) },
         Series { name: "endpoint ring".into(), points: pts(&|p| p.ring_cycles) },
         Series { name: "lower bound".into(), points: pts(&|p| Some(p.lower_bound_cycles)) },

@@ -125,7 +125,7 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
     }
     // The engines' counters against what the hosts sent and took.
     let mut engine = system.node.clone();
-    engine.allreduce = Some(Allreduce { ports: PORTS, element: ty });
+    engine.allreduce = Some(Allreduce::new(PORTS, ty));
     let map = weft_ip::system::node::register_map(&engine);
     let addr = |suffix: &str| map.iter().filter(|r| r.name.ends_with(suffix)).map(|r| r.addr).collect::<Vec<u32>>();
     for n in 0..nodes {

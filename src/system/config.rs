@@ -74,6 +74,9 @@ struct AllreduceSection {
     /// The element type: `f32` (default), `f64`, `f16` or `bf16`.
     #[serde(rename = "type")]
     element: Option<String>,
+    /// Ports `[a, b]` of further chain engines, one pair per stripe of a long vector.
+    #[serde(default)]
+    stripes: Vec<Vec<i64>>,
 }
 
 /// A kernel wired to an IntraNode port (`[[kernel]]`).
@@ -341,12 +344,23 @@ impl SystemConfig {
                     .element
                     .as_deref()
                     .map_or(Ok(ElementType::F32), |t| ElementType::parse(t).map_err(|_| Error::Input(format!("`allreduce.type` = \"{t}\": allowed \"f32\", \"f64\", \"f16\", \"bf16\", \"i32\""))))?;
-                Some(Allreduce { ports: [port(0)?, port(1)?], element })
+                let mut stripes = vec![];
+                for (k, pair) in a.stripes.iter().enumerate() {
+                    if pair.len() != 2 {
+                        return Err(Error::Input(format!("`allreduce.stripes[{k}]` has {} entries: give two, [a, b]", pair.len())));
+                    }
+                    let port = |i: usize| ranged(&format!("allreduce.stripes[{k}][{i}]"), pair[i], 0, last);
+                    stripes.push([port(0)?, port(1)?]);
+                }
+                Some(Allreduce { ports: [port(0)?, port(1)?], element, stripes })
             }
         };
-        if let Some(Allreduce { ports: [_, b], .. }) = allreduce {
-            if let Some(i) = file.port.iter().position(|p| p.index == b as i64) {
-                return Err(Error::Input(format!("`port[{i}]` describes IntraNode port {b}, which is the allreduce engine's port b (`allreduce.ports[1]`): that port is inside the node")));
+        if let Some(a) = &allreduce {
+            for (k, [_, b]) in a.engines().into_iter().enumerate() {
+                let field = if k == 0 { "allreduce.ports[1]".to_string() } else { format!("allreduce.stripes[{}][1]", k - 1) };
+                if let Some(i) = file.port.iter().position(|p| p.index == b as i64) {
+                    return Err(Error::Input(format!("`port[{i}]` describes IntraNode port {b}, which is an allreduce engine's port b (`{field}`): that port is inside the node")));
+                }
             }
         }
         let node = NodeConfig { router, link, kernels: wired, allreduce };

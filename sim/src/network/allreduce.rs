@@ -8,11 +8,11 @@
 
 use crate::link::Value;
 use crate::Error;
-use weft_ip::regmap::ALLREDUCE;
+use weft_ip::regmap::{allreduce_stripe_addr, ALLREDUCE};
 use weft_ip::router::header::{check, Checked, Header};
 use weft_ip::router::route::distance;
 use weft_ip::system::allreduce::unit::MORE;
-use weft_ip::system::allreduce::{plan, Collective, ElementType, Program, ReduceOp, ERROR_TAG, RESULT_TAG};
+use weft_ip::system::allreduce::{packet_sizes, plan, stripes, Collective, ElementType, Program, ReduceOp, Striping, ERROR_TAG, RESULT_TAG};
 use weft_ip::weft_hdl::testbench::Rng;
 
 use super::{bits as field, scalar, value, Torus};
@@ -162,6 +162,50 @@ impl<D: Device> Torus<D> {
         Ok(Batch { cycles: run.cycles, results, timed_out: run.timed_out })
     }
 
+    /// Runs one allreduce of `vectors` (one per node, equal lengths, elements of `ty` as bits) with
+    /// the operator `op`, striped over the engines on `engines` (ports `[a, b]` each, the
+    /// collective unit's first; [`stripes::chains`] may use fewer): writes every engine's
+    /// program for its chain, sends slice k of each vector to engine k as packets of at most
+    /// `packet_bytes`, and returns the striping and each node's whole result; `pressure` and
+    /// `limit` as in [`Torus::allreduce`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn allreduce_striped(
+        &mut self,
+        engines: &[[usize; 2]],
+        ty: ElementType,
+        op: ReduceOp,
+        vectors: &[Vec<u128>],
+        packet_bytes: usize,
+        pressure: Option<u64>,
+        limit: u64,
+    ) -> Result<(Striping, AllreduceRun), Error> {
+        let config = self.config.clone();
+        let striping = stripes::chains(&config, engines.len()).map_err(|e| Error::Config(e.to_string()))?;
+        let k = striping.chains.len();
+        for (s, programs) in stripes::plans(&config, &striping, engines).iter().enumerate() {
+            for (n, p) in programs.iter().enumerate() {
+                let at = if s == 0 { ALLREDUCE } else { allreduce_stripe_addr(s) };
+                for (i, v) in [p.flags, p.dst_a, p.dst_b].into_iter().enumerate() {
+                    self.axil_write(n, at + 4 * i as u32, v)?;
+                }
+                if s == 0 {
+                    self.axil_write(n, ALLREDUCE + 12, op.code())?;
+                    // Every packet of stripe 0 on its chain, never on the butterfly.
+                    self.axil_write(n, ALLREDUCE + 24, 0)?;
+                }
+            }
+        }
+        let len = vectors.first().map_or(0, |v| v.len());
+        let cut: Vec<Vec<Vec<u128>>> = (0..k).map(|s| vectors.iter().map(|v| v[stripes::slice(len, s, k)].to_vec()).collect()).collect();
+        let expects: Vec<Vec<usize>> = cut.iter().map(|c| c.iter().map(|v| v.len()).collect()).collect();
+        let packets: Vec<Vec<usize>> = cut.iter().map(|c| packet_sizes(ty.bytes() * c[0].len(), packet_bytes)).collect();
+        let ids: Vec<Vec<u32>> = packets.iter().map(|p| vec![0; p.len()]).collect();
+        let lanes: Vec<Lane> = (0..k).map(|s| Lane { port: engines[s][0], vectors: &cut[s], expects: &expects[s], packets: &packets[s], ids: &ids[s] }).collect();
+        let (cycles, results, timed_out) = self.engine_lanes(&lanes, ty.bits(), pressure, limit, &mut |_| {})?;
+        let whole = (0..config.nodes()).map(|n| results.iter().flat_map(|r| r[n].iter().copied()).collect()).collect();
+        Ok((striping, AllreduceRun { cycles, results: whole, timed_out }))
+    }
+
     /// Sets every node's watchdog (register `allreduce_timeout`): `cycles` without progress after
     /// which an operation in flight is reported; 0 never.
     pub fn set_allreduce_timeout(&mut self, cycles: u32) -> Result<(), Error> {
@@ -190,6 +234,7 @@ impl<D: Device> Torus<D> {
     /// Packet `k` of every host carries operation id `ids[k]` in its header's user word (and
     /// [`MORE`] in its tag when the next packet carries the same id); the `k`-th result packet a
     /// host receives must carry the same id.
+    #[allow(clippy::too_many_arguments)]
     fn engine_operation(
         &mut self,
         a: usize,
@@ -202,19 +247,31 @@ impl<D: Device> Torus<D> {
         limit: u64,
         at_each: &mut dyn FnMut(&mut Self),
     ) -> Result<AllreduceRun, Error> {
+        let lane = Lane { port: a, vectors, expects, packets, ids };
+        let (cycles, mut results, timed_out) = self.engine_lanes(&[lane], bits, pressure, limit, at_each)?;
+        Ok(AllreduceRun { cycles, results: results.remove(0), timed_out })
+    }
+
+    /// [`Torus::engine_operation`] on several engines at once, one [`Lane`] each (every lane's
+    /// hosts at its own port `a`): the cycles, each lane's results per node, and the nodes
+    /// whose host on some lane received the timeout packet.
+    fn engine_lanes(&mut self, lanes: &[Lane], bits: usize, pressure: Option<u64>, limit: u64, at_each: &mut dyn FnMut(&mut Self)) -> Result<(u64, Vec<Vec<Vec<u128>>>, Vec<usize>), Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
-        let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
         let size = bits / 8;
-        let lanes = config.width / bits;
+        let lanes_per_beat = config.width / bits;
         if ![16, 32, 64].contains(&bits) {
             return Err(Error::Config(format!("allreduce elements of {bits} bits: allowed 16, 32, 64")));
         }
-        if packets.iter().any(|p| p % size != 0 || *p == 0) || packets.iter().sum::<usize>() != size * len {
-            return Err(Error::Config(format!("packets {packets:?}: want non-zero multiples of {size} summing to {} bytes", size * len)));
-        }
-        let mut hosts: Vec<Host> = (0..nodes)
-            .map(|n| {
+        let mut hosts: Vec<Host> = vec![];
+        let mut handles = vec![];
+        for lane in lanes {
+            let Lane { port: a, vectors, packets, ids, .. } = *lane;
+            let len = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
+            if packets.iter().any(|p| p % size != 0 || *p == 0) || packets.iter().sum::<usize>() != size * len {
+                return Err(Error::Config(format!("packets {packets:?}: want non-zero multiples of {size} summing to {} bytes", size * len)));
+            }
+            for n in 0..nodes {
                 let mut beats = vec![];
                 let mut at = 0;
                 let per_chunk = 128 / bits;
@@ -229,32 +286,34 @@ impl<D: Device> Torus<D> {
                     let mut head = vec![header.pack()];
                     head.resize(config.width / 128, 0);
                     beats.push((head, false));
-                    let words: Vec<&[u128]> = chunk.chunks(lanes).collect();
+                    let words: Vec<&[u128]> = chunk.chunks(lanes_per_beat).collect();
                     for (i, w) in words.iter().enumerate() {
                         let data = (0..config.width / 128).map(|k| (0..per_chunk).fold(0u128, |acc, j| acc | w.get(per_chunk * k + j).copied().unwrap_or(0) << (bits * j))).collect();
                         beats.push((data, i + 1 == words.len()));
                     }
                 }
-                Host { beats, next: 0, offered: false, result: vec![], receiving: None, timed_out: false, packets: 0 }
-            })
-            .collect();
-        let handles: Vec<(usize, _)> =
-            (0..nodes).map(|n| self.local[n].iter().find(|l| l.0 == a).map(|l| (l.1, l.2)).ok_or_else(|| Error::Config(format!("node {n} has no stream port {a}")))).collect::<Result<_, Error>>()?;
+                hosts.push(Host { beats, next: 0, offered: false, result: vec![], receiving: None, timed_out: false, packets: 0 });
+                handles.push(self.local[n].iter().find(|l| l.0 == a).map(|l| (l.1, l.2)).ok_or_else(|| Error::Config(format!("node {n} has no stream port {a}")))?);
+            }
+        }
+        // Host `i` is lane `i / nodes`'s host on node `i % nodes`.
+        let expect = |i: usize| lanes[i / nodes].expects[i % nodes];
         let mut rng = Rng::new(pressure.unwrap_or(0));
         let start = self.cycle;
         loop {
-            if hosts.iter().enumerate().all(|(n, h)| expects[n] == 0 || h.timed_out || h.result.len() == expects[n] && h.receiving.is_none()) {
+            if hosts.iter().enumerate().all(|(i, h)| expect(i) == 0 || h.timed_out || h.result.len() == expect(i) && h.receiving.is_none()) {
                 break;
             }
             if self.cycle - start > limit {
                 let got: Vec<usize> = hosts.iter().map(|h| h.result.len()).collect();
                 let sent: Vec<usize> = hosts.iter().map(|h| h.next).collect();
-                return Err(Error::Stuck(format!("collective of {len} elements not complete after {limit} cycles: beats sent {sent:?}, elements received {got:?} of {expects:?}")));
+                let want: Vec<usize> = (0..hosts.len()).map(expect).collect();
+                return Err(Error::Stuck(format!("collective not complete after {limit} cycles: beats sent {sent:?}, elements received {got:?} of {want:?}")));
             }
             let active = self.next_instant();
-            let mut ready = vec![false; nodes];
-            for (n, host) in hosts.iter_mut().enumerate() {
-                let (dev, h) = handles[n];
+            let mut ready = vec![false; hosts.len()];
+            for (i, host) in hosts.iter_mut().enumerate() {
+                let (dev, h) = handles[i];
                 if !host.offered && host.next < host.beats.len() && pressure.is_none_or(|_| rng.chance(80)) {
                     host.offered = true;
                 }
@@ -263,20 +322,21 @@ impl<D: Device> Torus<D> {
                 d.set(h.s_tdata, &data);
                 d.set(h.s_tlast, &scalar(last as u64));
                 d.set(h.s_tvalid, &scalar(host.offered as u64));
-                ready[n] = pressure.is_none_or(|_| rng.chance(70));
-                d.set(h.m_tready, &scalar(ready[n] as u64));
+                ready[i] = pressure.is_none_or(|_| rng.chance(70));
+                d.set(h.m_tready, &scalar(ready[i] as u64));
             }
             for d in self.devices.iter_mut() {
                 d.settle();
             }
-            for (n, host) in hosts.iter_mut().enumerate() {
-                let (dev, h) = handles[n];
+            for (i, host) in hosts.iter_mut().enumerate() {
+                let (dev, h) = handles[i];
+                let (n, a, ids) = (i % nodes, lanes[i / nodes].port, lanes[i / nodes].ids);
                 let d = &mut self.devices[dev];
                 if host.offered && d.get(h.s_tready)[0] & 1 == 1 {
                     host.next += 1;
                     host.offered = false;
                 }
-                if !(ready[n] && d.get(h.m_tvalid)[0] & 1 == 1) {
+                if !(ready[i] && d.get(h.m_tvalid)[0] & 1 == 1) {
                     continue;
                 }
                 let data = d.get(h.m_tdata);
@@ -314,8 +374,8 @@ impl<D: Device> Torus<D> {
                         host.receiving = Some(header.length / size);
                     }
                     Some(left) => {
-                        let take = left.min(lanes);
-                        let want = if take == lanes { all } else { (1u128 << (size * take)) - 1 };
+                        let take = left.min(lanes_per_beat);
+                        let want = if take == lanes_per_beat { all } else { (1u128 << (size * take)) - 1 };
                         if keep != want {
                             return Err(Error::Mismatch(format!("node {n} at cycle {}: a result beat of {take} elements with tkeep {keep:#x}", self.cycle)));
                         }
@@ -330,12 +390,30 @@ impl<D: Device> Torus<D> {
             at_each(self);
             self.clock_instant(&active);
         }
-        for (n, h) in hosts.iter().enumerate() {
-            if !h.timed_out && h.result.len() != expects[n] {
-                return Err(Error::Mismatch(format!("node {n}: {} result elements, want {}", h.result.len(), expects[n])));
+        for (i, h) in hosts.iter().enumerate() {
+            if !h.timed_out && h.result.len() != expect(i) {
+                return Err(Error::Mismatch(format!("node {} (port {}): {} result elements, want {}", i % nodes, lanes[i / nodes].port, h.result.len(), expect(i))));
             }
         }
-        let timed_out = hosts.iter().enumerate().filter(|(_, h)| h.timed_out).map(|(n, _)| n).collect();
-        Ok(AllreduceRun { cycles: self.cycle - start, results: hosts.into_iter().map(|h| h.result).collect(), timed_out })
+        let mut timed_out: Vec<usize> = hosts.iter().enumerate().filter(|(_, h)| h.timed_out).map(|(i, _)| i % nodes).collect();
+        timed_out.sort();
+        timed_out.dedup();
+        let mut results = vec![];
+        let mut hosts = hosts.into_iter();
+        for _ in lanes {
+            results.push(hosts.by_ref().take(nodes).map(|h| h.result).collect());
+        }
+        Ok((self.cycle - start, results, timed_out))
     }
+}
+
+/// One engine's hosts in [`Torus::engine_lanes`]: the port they use, what each node sends
+/// (packets of `packets` bytes, ids `ids`) and how many result elements each expects.
+#[derive(Clone, Copy)]
+struct Lane<'a> {
+    port: usize,
+    vectors: &'a [Vec<u128>],
+    expects: &'a [usize],
+    packets: &'a [usize],
+    ids: &'a [u32],
 }

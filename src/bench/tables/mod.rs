@@ -271,6 +271,8 @@ fn allreduce(src: &Sources) -> Result<String, Error> {
                     int(&p["cycles"]),
                     if p["butterfly"].as_bool() == Some(true) { "butterfly" } else { "chain" }.to_string(),
                     int(&p["selected_cycles"]),
+                    format!("{} ({})", int(&p["striped_cycles"]), int(&p["stripes"])),
+                    int(&p["best_cycles"]),
                     int(&p["lower_bound_cycles"]),
                     fixed(f(&p["to_bound"]), 2),
                     int(&p["arrival_bound_cycles"]),
@@ -280,10 +282,10 @@ fn allreduce(src: &Sources) -> Result<String, Error> {
             })
             .collect();
         let caption = format!(
-            "`{system}`: binary32 sum, cycles from the first element in to the last result out, on the chain alone and with the unit selected by size (the butterfly up to the collectives' `small_bytes`). Lower bound: 2(P−1)/P of the vector over all {}; the arrival bound (the vector once) is weaker. `weft bench allreduce` (bench/allreduce_{system}.json); references: an endpoint ring and gather-then-broadcast on the same fabric.",
+            "`{system}`: binary32 sum, cycles from the first element in to the last result out: on the chain alone; with the unit selected by size (the butterfly up to the collectives' `small_bytes`); striped over the torus's chains (in brackets how many), one engine each; best: the butterfly up to `small_bytes`, else striped. Lower bound: 2(P−1)/P of the vector over all {}; the arrival bound (the vector once) is weaker. `weft bench allreduce` (bench/allreduce_{system}.json); references: an endpoint ring and gather-then-broadcast on the same fabric.",
             fabric(j)
         );
-        table(&caption, &["elements", "chain", "selected", "cycles", "lower bound", "selected / bound", "arrival bound", "endpoint ring", "gather + broadcast"], body)
+        table(&caption, &["elements", "chain", "unit by size", "cycles", "striped (chains)", "best", "lower bound", "best / bound", "arrival bound", "endpoint ring", "gather + broadcast"], body)
     })
 }
 

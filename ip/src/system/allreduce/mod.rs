@@ -2,7 +2,9 @@
 //! minimum, maximum or bitwise OR ([`mod@element`]: binary32, binary64, binary16, bfloat16 or
 //! int32 elements), reduced in the fabric by an engine beside the router ([`mod@engine`]) along
 //! a chain of neighbours ([`mod@plan`]); allreduce, reduce, broadcast, allgather,
-//! reduce-scatter and barrier are programs of that engine ([`mod@collective`]).
+//! reduce-scatter and barrier are programs of that engine ([`mod@collective`]). A node may carry
+//! further engines that reduce slices of a long vector along other chains at once
+//! ([`mod@stripes`]).
 
 pub mod butterfly;
 pub mod check;
@@ -12,12 +14,14 @@ pub mod element;
 pub mod engine;
 pub mod issue;
 pub mod plan;
+pub mod stripes;
 pub mod unit;
 
 pub use collective::Collective;
 pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};
 pub use engine::{engine, module_name, COUNTERS, ERROR_TAG, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
-pub use plan::{chain, packet_sizes, plan, plan_rooted, reference, reference_f32, reference_rooted, Program};
+pub use plan::{chain, packet_sizes, plan, plan_on, plan_rooted, reference, reference_f32, reference_on, reference_rooted, Program};
+pub use stripes::{Striping, MAX_STRIPES};
 
 /// The engine and the butterfly as shipped modules (`weft check allreduce_w128`,
 /// `weft check butterfly_w128`).

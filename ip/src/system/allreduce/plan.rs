@@ -65,7 +65,12 @@ pub fn plan(config: &RouterConfig, ports: [usize; 2]) -> Vec<Program> {
 /// [`plan()`] with the root at chain position `m` (`0 ≤ m < P`): positions below `m` pass
 /// partials up the chain to it, positions above it down.
 pub fn plan_rooted(config: &RouterConfig, ports: [usize; 2], m: usize) -> Vec<Program> {
-    let order = chain(config.dims);
+    plan_on(config, &chain(config.dims), ports, m)
+}
+
+/// [`plan_rooted()`] along the chain `order` (node coordinates, consecutive ones neighbours)
+/// instead of the snake.
+pub fn plan_on(config: &RouterConfig, order: &[[usize; 3]], ports: [usize; 2], m: usize) -> Vec<Program> {
     let p = order.len();
     let to = |i: usize, port: usize| {
         let c = order[i];
@@ -110,7 +115,12 @@ pub fn reference(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, 
 /// [`reference()`] with the root at chain position `m`: `L` folds positions `0 … m−1`, `R`
 /// positions `P−1 … m+1`, the result is `(L ∘ v_m) ∘ R`.
 pub fn reference_rooted(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp, m: usize) -> Vec<u128> {
-    let order: Vec<usize> = chain(config.dims).iter().map(|c| config.node(*c)).collect();
+    reference_on(config, &chain(config.dims), vectors, ty, op, m)
+}
+
+/// [`reference_rooted()`] along the chain `order` instead of the snake.
+pub fn reference_on(config: &RouterConfig, order: &[[usize; 3]], vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp, m: usize) -> Vec<u128> {
+    let order: Vec<usize> = order.iter().map(|c| config.node(*c)).collect();
     let p = order.len();
     let len = vectors[0].len();
     let id = op.identity(ty);
