@@ -126,7 +126,6 @@ pub fn run(bench: &Path, generated: &Path, work: &Path, progress: &mut dyn FnMut
         let c = find(&json["points"], &[("elements", p.elements.into())], "allreduce_torus_4x2x1.json")?;
         push(format!("allreduce torus_4x2x1, {} elements: cycles", p.elements), number(c, "cycles", "allreduce_torus_4x2x1.json")?, p.cycles as f64, TOLERANCE);
         push(format!("allreduce torus_4x2x1, {} elements: selected by size, cycles", p.elements), number(c, "selected_cycles", "allreduce_torus_4x2x1.json")?, p.selected_cycles as f64, TOLERANCE);
-        push(format!("allreduce torus_4x2x1, {} elements: striped, cycles", p.elements), number(c, "striped_cycles", "allreduce_torus_4x2x1.json")?, p.striped_cycles as f64, TOLERANCE);
     }
 
     progress("dg: one step of MIDG2 on 48 elements over torus_2x2x2, no host");
