@@ -361,6 +361,18 @@ fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
     let ports: Vec<String> = weft::system::ports::ports(&node, "ar_node").unwrap().into_iter().map(|p| p.name).collect();
     let has = |p: &str| ports.iter().any(|x| x == p);
     assert!(node.contains("_collectives_w128 allreduce (") && has("s_axis_p0_tdata") && !has("s_axis_p1_tdata"), "the engine owns port 1 inside the node");
+    // The linker configuration offers only the ports the kernel has.
+    let vpp = std::fs::read_to_string(generated.join("system/ar_vpp.cfg")).unwrap();
+    assert!(vpp.contains("weft.m_axis_p0") && !vpp.contains("weft.m_axis_p1"), "{vpp}");
     println!("{}", weft::system::check(&config, &generated, &constraints).unwrap());
+    // With stripes: each stripe engine's port a is a host port of the node, its port b inside.
+    let (generated, constraints) = (dir.join("striped/generated"), dir.join("striped/constraints"));
+    weft::system::generate(&striped, &generated, &constraints).unwrap();
+    let node = std::fs::read_to_string(generated.join("system/ar_node.v")).unwrap();
+    let ports: Vec<String> = weft::system::ports::ports(&node, "ar_node").unwrap().into_iter().map(|p| p.name).collect();
+    let hosts: Vec<bool> = (0..6).map(|p| ports.iter().any(|x| *x == format!("s_axis_p{p}_tdata"))).collect();
+    assert_eq!(hosts, [true, false, true, false, true, false]);
+    assert!(node.contains("allreduce_w128 allreduce_s1 (") && node.contains("allreduce_w128 allreduce_s2 ("), "two stripe engines");
+    println!("{}", weft::system::check(&striped, &generated, &constraints).unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
