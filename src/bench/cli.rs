@@ -99,9 +99,10 @@ pub enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
-    /// The in-network allreduce in Verilator on the generated nodes (the engine on IntraNode ports
-    /// 0 and 1), every result checked bit for bit, beside gather-then-broadcast on the same fabric
-    /// and the torus's lower bound; prints a table per system, writes JSON and SVG
+    /// The in-network allreduce in Verilator on the generated nodes (the unit on IntraNode ports
+    /// 0 and 1, stripe engines on 2–5): chain, unit by size and striped, every result checked bit
+    /// for bit, beside the endpoint ring, gather-then-broadcast on the same fabric and the
+    /// torus's lower bound; prints a table per system, writes JSON and SVG
     Allreduce {
         /// System descriptions (both shipped tori and examples/ring_520n.toml when not given)
         #[arg(long)]
