@@ -182,16 +182,14 @@ impl<D: Device> Torus<D> {
         let config = self.config.clone();
         let striping = stripes::chains(&config, engines.len()).map_err(|e| Error::Config(e.to_string()))?;
         let k = striping.chains.len();
-        for (s, programs) in stripes::plans(&config, &striping, engines).iter().enumerate() {
+        let plans = stripes::plans(&config, &striping, engines);
+        // The unit's program as for a plain chain (`small_bytes` 0: never the butterfly), with the
+        // operator; each stripe's role and destinations in its own registers.
+        self.write_programs(&plans[0], op)?;
+        for (s, programs) in plans.iter().enumerate().skip(1) {
             for (n, p) in programs.iter().enumerate() {
-                let at = if s == 0 { ALLREDUCE } else { allreduce_stripe_addr(s) };
                 for (i, v) in [p.flags, p.dst_a, p.dst_b].into_iter().enumerate() {
-                    self.axil_write(n, at + 4 * i as u32, v)?;
-                }
-                if s == 0 {
-                    self.axil_write(n, ALLREDUCE + 12, op.code())?;
-                    // Every packet of stripe 0 on its chain, never on the butterfly.
-                    self.axil_write(n, ALLREDUCE + 24, 0)?;
+                    self.axil_write(n, allreduce_stripe_addr(s) + 4 * i as u32, v)?;
                 }
             }
         }

@@ -28,20 +28,16 @@ pub const MAX_STRIPES: usize = 3;
 /// Steps the search of [`chains()`] may take before it gives up on a share.
 const SEARCH_STEPS: usize = 2_000_000;
 
-/// The routed links of a torus as node pairs (node numbers, lower first).
+/// The routed links of a torus as node pairs (node numbers, lower first): one per + direction
+/// the router has at each node, a pair of nodes once.
 fn links(config: &RouterConfig) -> Vec<(usize, usize)> {
     let mut out = vec![];
     for n in 0..config.nodes() {
-        let c = config.coords(n);
-        for dim in 0..3 {
-            let k = config.dims[dim];
-            if k < 2 || (k == 2 && c[dim] == 1) {
-                continue;
+        for d in config.directions().into_iter().filter(|d| d.plus) {
+            let m = config.neighbour(n, d);
+            if !out.contains(&(n.min(m), n.max(m))) {
+                out.push((n.min(m), n.max(m)));
             }
-            let mut m = c;
-            m[dim] = (c[dim] + 1) % k;
-            let m = config.node(m);
-            out.push((n.min(m), n.max(m)));
         }
     }
     out
