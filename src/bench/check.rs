@@ -136,15 +136,15 @@ pub fn run(bench: &Path, generated: &Path, work: &Path, progress: &mut dyn FnMut
     push("dg MIDG2 48 elements: cycles of a step".into(), number(then, "cycles", "dg.json")?, report.cycles as f64, TOLERANCE);
     push("dg MIDG2 48 elements: exchange cycles a stage".into(), number(then, "exchange_cycles", "dg.json")?, report.exchange_cycles, TOLERANCE);
 
-    progress("beff: a ring of two 520N nodes, messages of 1 B, 1 KiB and 64 KiB, streamed and in lockstep");
-    let ring = crate::system::load(Path::new("examples/ring_520n.toml"))?;
-    for lockstep in [false, true] {
-        let file = format!("beff_ring_520n_2{}.json", if lockstep { "_lockstep" } else { "" });
+    progress("beff: a ring of two 520N nodes, messages of 1 B, 1 KiB and 64 KiB: c = 1 streamed and in lockstep, c = 2 in lockstep");
+    for (system, lockstep) in [("ring_520n", false), ("ring_520n", true), ("ring_520n_4qsfp", true)] {
+        let ring = crate::system::load(&Path::new("examples").join(format!("{system}.toml")))?;
+        let file = format!("beff_{system}_2{}.json", if lockstep { "_lockstep" } else { "" });
         let json = load(bench, &file)?;
         let report = super::beff::run(&ring, 2, lockstep, &[1, 1024, 65536], &work.join("beff"), &mut |_| {})?;
         for s in &report.sizes {
             let c = find(&json["sizes"], &[("bytes", s.bytes.into())], &file)?;
-            let what = format!("beff ring of 2{}, {} B: b(L)", if lockstep { ", lockstep" } else { "" }, s.bytes);
+            let what = format!("beff {system} ring of 2{}, {} B: b(L)", if lockstep { ", lockstep" } else { "" }, s.bytes);
             push(what, number(c, "measured", &file)?, s.measured, TOLERANCE);
         }
     }

@@ -56,7 +56,7 @@ pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> 
         return Err(Error::Check(format!("`--nodes` = {nodes} is out of range: allowed 2..=64 (a ring)")));
     }
     let work = std::env::temp_dir().join(format!("weft-bench-beff-{}", std::process::id()));
-    let report = crate::bench::beff::run(&system, nodes, lockstep, &crate::bench::net::beff_sizes(), &work, &mut |line| eprintln!("{line}"));
+    let report = crate::bench::beff::run(&system, nodes, lockstep, &crate::bench::beff::sizes(), &work, &mut |line| eprintln!("{line}"));
     let _ = std::fs::remove_dir_all(&work);
     let report = report?;
     print!("{}", crate::bench::beff::table(&report));

@@ -211,37 +211,57 @@ fn net(src: &Sources) -> Result<String, Error> {
 }
 
 fn beff(src: &Sources) -> Result<String, Error> {
-    let (two, lock, eight) = (load(&src.bench, "beff_ring_520n_2.json")?, load(&src.bench, "beff_ring_520n_2_lockstep.json")?, load(&src.bench, "beff_ring_520n_8.json")?);
+    // c = 1: ring_520n, one 256-bit channel a link; c = 2: ring_520n_4qsfp, two bonded.
+    let runs = |system: &str| -> Result<[Value; 4], Error> {
+        let [a, b, c, d] = ["2", "2_lockstep", "8", "8_lockstep"].map(|s| format!("beff_{system}_{s}.json"));
+        Ok([load(&src.bench, &a)?, load(&src.bench, &b)?, load(&src.bench, &c)?, load(&src.bench, &d)?])
+    };
+    let (one, two) = (runs("ring_520n")?, runs("ring_520n_4qsfp")?);
     let seed = super::beff::SEED_001;
+    let at = |j: &Value, bytes: &Value, key: &str| rows(&j["sizes"]).iter().find(|l| &l["bytes"] == bytes).map_or(f64::NAN, |l| f(&l[key]));
     let mut body = vec![];
-    for (i, r) in rows(&two["sizes"]).iter().enumerate() {
-        let lockstep = rows(&lock["sizes"]).iter().find(|l| l["bytes"] == r["bytes"]).map_or(f64::NAN, |l| f(&l["measured"]));
-        let (seed_bytes, seed_rate) = seed.get(i).copied().unwrap_or((0, f64::NAN));
-        body.push(vec![
-            int(&r["bytes"]),
-            fixed(f(&r["measured"]) / 2e9, 3),
-            fixed(lockstep / 2e9, 3),
-            fixed(f(&r["model"]) / 2e9, 3),
-            format!("{} ({} B)", fixed(seed_rate / 1e9, 3), int(&Value::from(seed_bytes))),
-        ]);
+    for r in rows(&one[0]["sizes"]) {
+        let b = &r["bytes"];
+        let measured = seed.iter().find(|m| Value::from(m.0) == *b).map_or(f64::NAN, |m| m.1);
+        let mut row = vec![int(b)];
+        for j in [&one[0], &one[1], &two[0], &two[1]] {
+            row.push(fixed(at(j, b, "measured") / 2e9, 3));
+        }
+        row.push(fixed(at(&one[0], b, "model") / 2e9, 3));
+        row.push(fixed(at(&two[0], b, "model") / 2e9, 3));
+        row.push(fixed(measured / 1e9, 3));
+        body.push(row);
     }
     let mut t = table(
-        "b(L) per node in GB/s on a ring of two `ring_520n` nodes in Verilator (one link per neighbour, c = 1). `weft bench beff` and `weft bench beff --lockstep` (bench/beff_ring_520n_2*.json); references: seed 001's model for c = 1 and seed 001's measurement on one 520N (its sizes above 4 KiB are 16 KiB … 2 MiB, paired by position as b_eff averages them).",
-        &["L (bytes)", "streamed", "lockstep", "seed 001 model", "seed 001 measured"],
+        "b(L) per node in GB/s on a ring of two nodes in Verilator: `ring_520n` (one 256-bit channel a link, c = 1) and `ring_520n_4qsfp` (all four QSFPs: two channels bonded into each link, c = 2). `weft bench beff --config <system> --nodes 2 [--lockstep]` (bench/beff_<system>_2*.json); references: seed 001's model for c = 1 and c = 2 and seed 001's measurement on one 520N, at the message sizes seed 001 measured.",
+        &["L (bytes)", "c = 1 streamed", "c = 1 lockstep", "c = 2 streamed", "c = 2 lockstep", "model c = 1", "model c = 2", "seed 001 measured"],
         body,
     );
-    let summary = [(&two, "2", "streamed"), (&lock, "2", "lockstep"), (&eight, "8", "streamed")]
-        .iter()
-        .map(|(j, n, mode)| vec![n.to_string(), mode.to_string(), fixed(f(&j["beff"]) / 1e9, 2), fixed(f(&j["beff_model"]) / 1e9, 2), fixed(f(&j["ratio"]), 3)])
-        .collect();
+    let mut summary = vec![];
+    for (system, c, j) in [("ring_520n", 1, &one), ("ring_520n_4qsfp", 2, &two)] {
+        for (k, (n, mode)) in [(2, "streamed"), (2, "lockstep"), (8, "streamed"), (8, "lockstep")].into_iter().enumerate() {
+            // Linear scaling: the 8-node ring against four times the 2-node one.
+            let linear = if n == 8 { fixed(f(&j[k]["beff"]) / (4.0 * f(&j[k - 2]["beff"])), 3) } else { "".into() };
+            summary.push(vec![
+                format!("`{system}` (c = {c})"),
+                n.to_string(),
+                mode.to_string(),
+                fixed(f(&j[k]["beff"]) / 1e9, 2),
+                fixed(f(&j[k]["beff"]) / n as f64 / 1e9, 2),
+                fixed(f(&j[k]["beff_model"]) / 1e9, 2),
+                fixed(f(&j[k]["ratio"]), 3),
+                linear,
+            ]);
+        }
+    }
     t += "\n";
     t += &table(
         &format!(
-            "b_eff of the whole ring (sum over nodes), GB/s. Seed 001 measured {:.2} GB/s on one 520N and {:.2} GB/s on eight.",
+            "b_eff of the whole ring (sum over nodes) and per node, GB/s, beside seed 001's model for the same channels and sizes, and the 8-node ring against four times the 2-node one. Seed 001 measured {:.2} GB/s on one 520N and {:.2} GB/s on eight, and quotes its model as 8.17 GB/s a node for c = 2 (its formula gives 8.14 GB/s over these sizes, the ones it measured).",
             super::beff::SEED_001_BEFF / 1e9,
             super::beff::SEED_001_BEFF_8 / 1e9
         ),
-        &["nodes", "messages", "weft", "seed 001 model", "weft / model"],
+        &["system", "nodes", "messages", "weft", "weft a node", "seed 001 model", "weft / model", "8 nodes / 4 × 2 nodes"],
         summary,
     );
     Ok(t)
