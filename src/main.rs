@@ -133,6 +133,47 @@ enum Command {
         #[arg(long)]
         primary: Option<String>,
     },
+    /// Simulate a system's generated node (Verilator) on a torus under traffic, every packet
+    /// checked; with `mpirun -n R weft netsim …` the torus is split over R processes (METIS),
+    /// which swap their cables' blocks once per window; the packet log is the same for any R
+    Netsim {
+        /// The system description (TOML) whose node is simulated
+        #[arg(long)]
+        config: PathBuf,
+        /// Torus size X,Y,Z instead of the description's (e.g. 4,4,4)
+        #[arg(long)]
+        dims: Option<String>,
+        /// Where packets go: uniform, transpose (4^k nodes) or neighbour
+        #[arg(long, default_value = "uniform")]
+        pattern: String,
+        /// Packets each node creates per cycle
+        #[arg(long, default_value_t = 0.01)]
+        rate: f64,
+        /// Payload bytes, MIN..MAX (uniform)
+        #[arg(long, default_value = "16..64")]
+        bytes: String,
+        /// Cycles during which packets are created
+        #[arg(long, default_value_t = 2000)]
+        cycles: u64,
+        /// Cycles after that for the packets in flight to arrive
+        #[arg(long, default_value_t = 3000)]
+        drain: u64,
+        /// Bit error rate per bit on every cable
+        #[arg(long, default_value_t = 0.0)]
+        ber: f64,
+        /// Seed of the traffic (the bit errors have a generator per cable)
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Cycles between swaps of the ranks, 1 ..= channel latency − 1 [default: latency − 1]
+        #[arg(long)]
+        window: Option<usize>,
+        /// Idle cycles for the links to come up before traffic
+        #[arg(long, default_value_t = 1500)]
+        bring_up: u64,
+        /// Write the packet log here (rank 0)
+        #[arg(long)]
+        log: Option<PathBuf>,
+    },
     /// Measure and print performance figures; `--check` runs a fast subset of every benchmark
     /// and compares each figure with the committed JSON under bench/
     Bench {
@@ -161,6 +202,9 @@ fn main() -> ExitCode {
             .map(|path| println!("wrote {}", path.display()))
             .map_err(String::from),
         Command::App { file, mesh, precision, compile, out, pipelines, .. } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
+        Command::Netsim { config, dims, pattern, rate, bytes, cycles, drain, ber, seed, window, bring_up, log } => {
+            netsim(config, dims, &pattern, rate, &bytes, cycles, drain, ber, seed, window, bring_up, log).map_err(String::from)
+        }
         Command::Bench { what, check } => weft::bench::cli::run(what, check).map_err(String::from),
     };
     match result {
@@ -344,4 +388,42 @@ struct CheckOptions {
     timing: bool,
     jobs: usize,
     force: bool,
+}
+
+/// `weft netsim`: parses the options, runs this rank, prints rank 0's summary.
+#[allow(clippy::too_many_arguments)]
+fn netsim(
+    config: PathBuf,
+    dims: Option<String>,
+    pattern: &str,
+    rate: f64,
+    bytes: &str,
+    cycles: u64,
+    drain: u64,
+    ber: f64,
+    seed: u64,
+    window: Option<usize>,
+    bring_up: u64,
+    log: Option<PathBuf>,
+) -> Result<(), weft::Error> {
+    use weft::run::netsim;
+    let bad = |what: &str, v: &str, allowed: &str| weft::Error::Input(format!("`--{what}` = {v}: {allowed}"));
+    let dims = match dims {
+        None => None,
+        Some(d) => {
+            let v: Vec<usize> = d.split(',').map(|x| x.trim().parse()).collect::<Result<_, _>>().map_err(|_| bad("dims", &d, "three sizes X,Y,Z, e.g. 4,4,4"))?;
+            Some(<[usize; 3]>::try_from(v).map_err(|_| bad("dims", &d, "three sizes X,Y,Z, e.g. 4,4,4"))?)
+        }
+    };
+    let (lo, hi) = bytes.split_once("..").and_then(|(a, b)| Some((a.parse().ok()?, b.trim_start_matches('=').parse().ok()?))).ok_or_else(|| bad("bytes", bytes, "MIN..MAX, e.g. 16..64"))?;
+    if !(0.0..=4.0).contains(&rate) {
+        return Err(bad("rate", &rate.to_string(), "allowed 0 ..= 4 packets a node a cycle"));
+    }
+    if !(0.0..=1.0 / 66.0).contains(&ber) {
+        return Err(bad("ber", &ber.to_string(), "allowed 0 ..= 1/66 per bit"));
+    }
+    let load = weft::sim::partition::Load { pattern: netsim::pattern(pattern)?, rate, bytes: (lo, hi), cycles, drain, seed };
+    let summary = netsim::run(&netsim::Options { config, dims, load, bit_error_rate: ber, window, bring_up, log })?;
+    print!("{summary}");
+    Ok(())
 }

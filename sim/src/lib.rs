@@ -30,6 +30,7 @@ pub mod channel;
 pub mod cosim;
 pub mod link;
 pub mod network;
+pub mod partition;
 pub mod plot;
 pub mod speed;
 pub mod transceiver;

@@ -12,6 +12,8 @@
 
 pub mod app;
 pub mod data;
+pub mod mpi;
+pub mod netsim;
 pub mod partition;
 
 use crate::Error;

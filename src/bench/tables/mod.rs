@@ -222,7 +222,7 @@ fn beff(src: &Sources) -> Result<String, Error> {
     let mut body = vec![];
     for r in rows(&one[0]["sizes"]) {
         let b = &r["bytes"];
-        let measured = seed.iter().find(|m| Value::from(m.0) == *b).map_or(f64::NAN, |m| m.1);
+        let measured = seed.iter().find(|m| b.as_u64() == Some(m.0 as u64)).map_or(f64::NAN, |m| m.1);
         let mut row = vec![int(b)];
         for j in [&one[0], &one[1], &two[0], &two[1]] {
             row.push(fixed(at(j, b, "measured") / 2e9, 3));
