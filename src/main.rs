@@ -173,6 +173,9 @@ enum Command {
         /// Write the packet log here (rank 0)
         #[arg(long)]
         log: Option<PathBuf>,
+        /// Write the run's summary here as JSON (rank 0)
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Measure and print performance figures; `--check` runs a fast subset of every benchmark
     /// and compares each figure with the committed JSON under bench/
@@ -202,8 +205,8 @@ fn main() -> ExitCode {
             .map(|path| println!("wrote {}", path.display()))
             .map_err(String::from),
         Command::App { file, mesh, precision, compile, out, pipelines, .. } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
-        Command::Netsim { config, dims, pattern, rate, bytes, cycles, drain, ber, seed, window, bring_up, log } => {
-            netsim(config, dims, &pattern, rate, &bytes, cycles, drain, ber, seed, window, bring_up, log).map_err(String::from)
+        Command::Netsim { config, dims, pattern, rate, bytes, cycles, drain, ber, seed, window, bring_up, log, json } => {
+            netsim(config, dims, &pattern, rate, &bytes, cycles, drain, ber, seed, window, bring_up, [log, json]).map_err(String::from)
         }
         Command::Bench { what, check } => weft::bench::cli::run(what, check).map_err(String::from),
     };
@@ -404,7 +407,7 @@ fn netsim(
     seed: u64,
     window: Option<usize>,
     bring_up: u64,
-    log: Option<PathBuf>,
+    [log, json]: [Option<PathBuf>; 2],
 ) -> Result<(), weft::Error> {
     use weft::run::netsim;
     let bad = |what: &str, v: &str, allowed: &str| weft::Error::Input(format!("`--{what}` = {v}: {allowed}"));
@@ -423,7 +426,8 @@ fn netsim(
         return Err(bad("ber", &ber.to_string(), "allowed 0 ..= 1/66 per bit"));
     }
     let load = weft::sim::partition::Load { pattern: netsim::pattern(pattern)?, rate, bytes: (lo, hi), cycles, drain, seed };
-    let summary = netsim::run(&netsim::Options { config, dims, load, bit_error_rate: ber, window, bring_up, log })?;
-    print!("{summary}");
+    if let Some(summary) = netsim::run(&netsim::Options { config, dims, load, bit_error_rate: ber, window, bring_up, log, json })? {
+        print!("{}", summary.text());
+    }
     Ok(())
 }

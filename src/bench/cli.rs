@@ -82,6 +82,17 @@ pub enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// `weft netsim` on 4×4×4 and 8×8×8 tori of a system's node, in one process and on two MPI
+    /// ranks (mpirun): cycles per second, swap cost, and the scaling model built from them;
+    /// writes netsim.json
+    Netsim {
+        /// The system description whose node runs
+        #[arg(long, default_value = "examples/torus_2x2x2.toml")]
+        config: PathBuf,
+        /// Output folder for netsim.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// Seed 001's b_eff on a ring of the system's nodes (generated into a temporary folder, in
     /// Verilator): every node's self-test sends to its X+ neighbour and receives from X−, 21
     /// message sizes, beside seed 001's model and measurement; prints a table, writes JSON and SVG
@@ -228,6 +239,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Midg { orders, out }), _) => crate::bench::commands::midg(&orders, &out),
         (Some(Bench::Dg { cubes, steps, ber, out }), _) => crate::bench::commands::dg(&cubes, steps, ber, &out),
         (Some(Bench::DgTiming { modules, seeds, out }), _) => crate::bench::commands::dg_timing(&modules, &seeds, &out),
+        (Some(Bench::Netsim { config, out }), _) => crate::bench::commands::netsim(&config, &out),
         (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
     }
 }

@@ -46,6 +46,27 @@ pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, seeds
     write_json(json, &rows)
 }
 
+/// `weft bench netsim`: the node of `config` on 4×4×4 and 8×8×8 tori, one and two ranks;
+/// writes `netsim.json` into `out`.
+pub fn netsim(config: &Path, out: &Path) -> Result<(), Error> {
+    let work = std::env::temp_dir().join(format!("weft-bench-netsim-{}", std::process::id()));
+    let report = crate::bench::netsim::run(config, &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let report = report?;
+    for m in &report.models {
+        println!(
+            "{:?}: {:.1} µs a node-cycle, swaps {:.1} % of compute, two ranks {:.2}× one; predicted (α = {} µs): {:?}",
+            m.dims,
+            m.node_cycle * 1e6,
+            m.wait * 100.0,
+            m.speedup_two,
+            crate::bench::netsim::ALPHA * 1e6,
+            m.strong
+        );
+    }
+    write_json(&out.join("netsim.json"), &report)
+}
+
 /// `weft bench beff`: b_eff on a ring of `nodes` (default: the description's X dimension;
 /// allowed 2..=64) of the system in `config`, streamed or `lockstep`; writes
 /// `beff_<system>_<nodes>[_lockstep].json` and `.svg` into `out`.

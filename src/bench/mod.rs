@@ -14,6 +14,7 @@ pub mod dg_timing;
 pub mod link;
 pub mod midg;
 pub mod net;
+pub mod netsim;
 pub mod numeric;
 pub mod numeric_compare;
 pub mod router;

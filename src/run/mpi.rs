@@ -18,6 +18,11 @@ impl Mpi {
         Mpi { world }
     }
 
+    /// Ends every rank of the run (after an error on this one), exit status 1.
+    pub fn abort(&self) -> ! {
+        self.world.abort(1)
+    }
+
     /// Waits until every rank has called it.
     pub fn barrier(&self) {
         self.world.barrier();

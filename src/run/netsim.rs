@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
+
 use weft_hdl::export::export_netlist;
 use weft_ip::router::route::distance;
 use weft_ip::router::RouterConfig;
@@ -37,6 +39,8 @@ pub struct Options {
     pub bring_up: u64,
     /// Where rank 0 writes the packet log.
     pub log: Option<PathBuf>,
+    /// Where rank 0 writes the [`Summary`] as JSON.
+    pub json: Option<PathBuf>,
 }
 
 /// `--pattern`: `uniform`, `transpose` or `neighbour`.
@@ -64,11 +68,21 @@ pub fn split(config: &RouterConfig, parts: usize) -> Result<Vec<usize>, Error> {
     Ok(part.into_iter().map(|p| p as usize).collect())
 }
 
-/// Runs the command in this process (one of the ranks when started by `mpirun`); returns the
-/// summary rank 0 prints (empty on the other ranks).
-pub fn run(options: &Options) -> Result<String, Error> {
+/// Runs the command in this process (one of the ranks when started by `mpirun`); returns rank
+/// 0's summary (none on the other ranks).
+pub fn run(options: &Options) -> Result<Option<Summary>, Error> {
     let universe = mpi::initialize().ok_or_else(|| Error::Input("MPI was initialised twice in this process".into()))?;
     let mut mpi = Mpi::new(universe.world());
+    let result = run_rank(options, &mut mpi);
+    // A rank that fails ends them all: the others would wait for its next swap for ever.
+    if let (Err(e), true) = (&result, mpi.ranks() > 1) {
+        eprintln!("error: rank {}: {e}", mpi.rank());
+        mpi.abort();
+    }
+    result
+}
+
+fn run_rank(options: &Options, mpi: &mut Mpi) -> Result<Option<Summary>, Error> {
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
     let mut system = crate::system::load(&options.config)?;
     if let Some(dims) = options.dims {
@@ -101,24 +115,25 @@ pub fn run(options: &Options) -> Result<String, Error> {
     let owned = setup.owner.iter().filter(|&&r| r == rank).count();
     let start = Instant::now();
     let mut torus = Partitioned::new(setup, rank, || VerilatorDevice::new(&file, &top).map_err(weft_sim::Error::from))?;
-    let outcome = torus.run(&mut mpi)?;
+    let outcome = torus.run(mpi)?;
     let seconds = start.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&work);
-    let mut words: Vec<u64> = vec![owned as u64, outcome.flipped_bits, outcome.swaps, seconds.to_bits(), outcome.sent.len() as u64];
+    let mut words: Vec<u64> = vec![owned as u64, outcome.flipped_bits, outcome.swaps, seconds.to_bits(), outcome.swap_seconds.to_bits(), outcome.sent.len() as u64];
     words.extend(outcome.sent.iter().flat_map(|s| s.words()));
     words.extend(outcome.delivered.iter().flat_map(|d| d.words()));
     let all = mpi.gather(&words);
     if rank != 0 {
-        return Ok(String::new());
+        return Ok(None);
     }
-    let (mut sent, mut delivered, mut flipped, mut swaps, mut slowest, mut per_rank) = (vec![], vec![], 0, 0, 0f64, vec![]);
+    let (mut sent, mut delivered, mut flipped, mut swaps, mut slowest, mut per_rank, mut swap_seconds) = (vec![], vec![], 0, 0, 0f64, vec![], 0f64);
     for w in &all {
         per_rank.push(w[0]);
         flipped += w[1];
         swaps = swaps.max(w[2]);
         slowest = slowest.max(f64::from_bits(w[3]));
-        let count = w[4] as usize;
-        let (s, d) = w[5..].split_at(count * SENT_WORDS);
+        swap_seconds = swap_seconds.max(f64::from_bits(w[4]));
+        let count = w[5] as usize;
+        let (s, d) = w[6..].split_at(count * SENT_WORDS);
         sent.extend(s.chunks(SENT_WORDS).map(Sent::from_words));
         delivered.extend(d.chunks(DELIVERED_WORDS).map(Delivered::from_words));
     }
@@ -129,23 +144,69 @@ pub fn run(options: &Options) -> Result<String, Error> {
     if let Some(path) = &options.log {
         std::fs::write(path, &log).map_err(|e| Error::from(e).context(path.display()))?;
     }
-    let latency: f64 = delivered.iter().map(|d| (d.tail - sent_cycle(&sent, d)) as f64).sum::<f64>() / delivered.len().max(1) as f64;
-    Ok(format!(
-        "{} on a {}×{}×{} torus, {ranks} rank(s) ({:?} nodes each), window {window} cycles: {} cycles in {seconds:.1} s ({:.0} cycles/s), {swaps} swaps\n{} packets sent and delivered, each once, intact, at its destination over a minimal path; mean latency {latency:.1} cycles from creation to the last beat; {flipped} bits flipped on the cables\n",
-        system.name,
-        config.dims[0],
-        config.dims[1],
-        config.dims[2],
-        per_rank,
-        outcome.cycles,
-        outcome.cycles as f64 / slowest,
-        sent.len(),
-        seconds = slowest,
-    ))
+    let created: HashMap<(usize, u64), u64> = sent.iter().map(|s| ((s.src, s.k), s.created)).collect();
+    let latency = delivered.iter().map(|d| (d.tail - created[&(d.src, d.k)]) as f64).sum::<f64>() / delivered.len().max(1) as f64;
+    let summary = Summary {
+        system: system.name.clone(),
+        dims: config.dims,
+        ranks,
+        nodes_per_rank: per_rank,
+        window,
+        cycles: outcome.cycles,
+        seconds: slowest,
+        cycles_per_second: outcome.cycles as f64 / slowest,
+        swaps,
+        swap_seconds,
+        packets: sent.len(),
+        latency,
+        flipped_bits: flipped,
+    };
+    if let Some(path) = &options.json {
+        std::fs::write(path, serde_json::to_string_pretty(&summary)? + "\n").map_err(|e| Error::from(e).context(path.display()))?;
+    }
+    Ok(Some(summary))
 }
 
-fn sent_cycle(sent: &[Sent], d: &Delivered) -> u64 {
-    sent.iter().find(|s| s.src == d.src && s.k == d.k).map_or(d.tail, |s| s.created)
+/// What rank 0 reports of a run (`--json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Summary {
+    /// The system whose node ran.
+    pub system: String,
+    /// The torus.
+    pub dims: [usize; 3],
+    /// MPI ranks.
+    pub ranks: usize,
+    /// Nodes each rank simulated.
+    pub nodes_per_rank: Vec<u64>,
+    /// Cycles between swaps.
+    pub window: usize,
+    /// Cycles simulated (reset not counted).
+    pub cycles: u64,
+    /// Wall-clock seconds of the slowest rank, from its first cycle to its last.
+    pub seconds: f64,
+    /// `cycles / seconds`.
+    pub cycles_per_second: f64,
+    /// Swaps of the busiest rank.
+    pub swaps: u64,
+    /// Seconds the rank with the most spent in its swaps (waiting for the others included).
+    pub swap_seconds: f64,
+    /// Packets sent, each delivered once and intact.
+    pub packets: usize,
+    /// Mean cycles from a packet's creation to its last beat's arrival.
+    pub latency: f64,
+    /// Bits flipped on the cables.
+    pub flipped_bits: u64,
+}
+
+impl Summary {
+    /// The two lines `weft netsim` prints.
+    pub fn text(&self) -> String {
+        let [x, y, z] = self.dims;
+        format!(
+            "{} on a {x}×{y}×{z} torus, {} rank(s) ({:?} nodes each), window {} cycles: {} cycles in {:.1} s ({:.0} cycles/s), {} swaps\n{} packets sent and delivered, each once, intact, at its destination over a minimal path; mean latency {:.1} cycles from creation to the last beat; {} bits flipped on the cables\n",
+            self.system, self.ranks, self.nodes_per_rank, self.window, self.cycles, self.seconds, self.cycles_per_second, self.swaps, self.packets, self.latency, self.flipped_bits
+        )
+    }
 }
 
 /// The node of `system` as Verilog in `work`: (file, top module).

@@ -85,6 +85,8 @@ pub struct Outcome {
     pub flipped_bits: u64,
     /// Swaps with other processes.
     pub swaps: u64,
+    /// Wall-clock seconds spent in them (the other side's lateness included).
+    pub swap_seconds: f64,
     /// Cycles simulated.
     pub cycles: u64,
 }
@@ -338,7 +340,9 @@ impl<D: Device> Partitioned<D> {
         if batches.is_empty() {
             return Ok(());
         }
+        let start = std::time::Instant::now();
         let received = exchange.swap(&batches);
+        out.swap_seconds += start.elapsed().as_secs_f64();
         out.swaps += 1;
         let per = 2 * self.setup.window;
         for (from, words) in received {

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 mod airfoil;
 mod midg;
+mod netsim;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 22] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 24] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -21,6 +22,8 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 22] = [
     ("router-saturation", router_saturation),
     ("net", net),
     ("beff", beff),
+    ("netsim", netsim::runs),
+    ("netsim-model", netsim::model),
     ("allreduce", allreduce),
     ("collectives", collectives),
     ("airfoil", airfoil::meshes),

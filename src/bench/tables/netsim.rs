@@ -1,0 +1,64 @@
+//! The tables of `weft bench netsim` (`bench/netsim.json`): the measured runs and the model.
+
+use super::{f, fixed, int, load, rows, table, Sources};
+use crate::Error;
+
+fn dims(v: &serde_json::Value) -> String {
+    rows(v).iter().map(int).collect::<Vec<_>>().join("×")
+}
+
+pub(super) fn runs(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "netsim.json")?;
+    let body = rows(&j["runs"])
+        .iter()
+        .map(|r| {
+            let per: Vec<String> = rows(&r["nodes_per_rank"]).iter().map(int).collect();
+            let busiest = rows(&r["nodes_per_rank"]).iter().map(f).fold(0.0, f64::max);
+            let node_cycle = (f(&r["seconds"]) - f(&r["swap_seconds"])) / (busiest * f(&r["cycles"]));
+            let swap = if f(&r["swaps"]) > 0.0 { fixed(f(&r["swap_seconds"]) / f(&r["swaps"]) * 1e6, 1) } else { "–".into() };
+            vec![
+                dims(&r["dims"]),
+                int(&r["ranks"]),
+                per.join(" + "),
+                int(&r["cycles"]),
+                fixed(f(&r["seconds"]), 1),
+                int(&r["cycles_per_second"]),
+                fixed(node_cycle * 1e6, 1),
+                int(&r["swaps"]),
+                swap,
+                int(&r["packets"]),
+                int(&r["flipped_bits"]),
+            ]
+        })
+        .collect();
+    Ok(table(
+        "`weft netsim` on this machine (2 cores): the node of `torus_2x2x2` in Verilator on larger tori, bit error rate 10⁻⁶, uniform traffic; cycles include the 1,500 of bring-up. `weft bench netsim` (bench/netsim.json). Every packet arrived once and intact, and the packet logs of one and two ranks are the same.",
+        &["torus", "ranks", "nodes", "cycles", "seconds", "cycles/s", "µs a node-cycle", "swaps", "µs a swap", "packets", "bits flipped"],
+        body,
+    ))
+}
+
+pub(super) fn model(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "netsim.json")?;
+    let mut body = vec![];
+    for m in rows(&j["models"]) {
+        let strong: Vec<String> =
+            rows(&m["strong"]).iter().skip(1).map(|p| format!("P = {}: {} cycles/s ({}×, {} %)", int(&p[0]), int(&p[1]), fixed(f(&p[2]), 1), fixed(100.0 * f(&p[3]), 0))).collect();
+        body.push(vec![
+            dims(&m["dims"]),
+            fixed(f(&m["node_cycle"]) * 1e6, 1),
+            fixed(f(&m["wait"]) * 100.0, 1),
+            fixed(f(&m["speedup_two"]), 2),
+            strong.join("; "),
+            format!("{} %", fixed(100.0 * f(&m["weak_efficiency"]), 1)),
+        ]);
+    }
+    Ok(table(
+        &format!(
+            "The scaling model from those runs: c seconds a node-cycle (the smallest measured, outside swaps), j the time in swaps as a share of compute (the largest of the two-rank runs; mostly waiting for the other rank's window), predictions t(P) = (N/P)·c·(1 + j) + α/W a cycle for P ranks of a cluster with α = {} µs of network latency a window (an assumption). `weft bench netsim` (bench/netsim.json).",
+            super::super::netsim::ALPHA * 1e6
+        ),
+        &["torus", "c (µs)", "j (%)", "2 ranks / 1, measured", "strong scaling, predicted: cycles/s on P ranks (× the model's one rank, efficiency)", "weak scaling, predicted efficiency"],
+        body,
+    ))
+}
