@@ -19,7 +19,7 @@ command -v iverilog >/dev/null || need+=(iverilog)
 command -v g++ >/dev/null || need+=(g++)
 command -v tclsh >/dev/null || need+=(tcl)  # runs constraint files against stub commands
 # Open MPI for `weft netsim` across processes; the mpi crate's bindings are generated with libclang.
-command -v mpirun >/dev/null && [ -e /usr/include/x86_64-linux-gnu/openmpi/mpi.h ] || need+=(openmpi-bin libopenmpi-dev)
+command -v mpirun >/dev/null && ls /usr/lib/*/openmpi/include/mpi.h >/dev/null 2>&1 || need+=(openmpi-bin libopenmpi-dev)
 ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need+=(libclang-dev)
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}"
@@ -33,8 +33,7 @@ if ! python3 -c "import cocotb, cocotbext.axi, vcdvcd, systemrdl, numpy, peakrdl
 fi
 # The book: mdBook (no server or watcher features: only `mdbook build` is used) and its link checker.
 command -v mdbook >/dev/null || cargo install --locked --quiet mdbook --version 0.4.52 --no-default-features --features search
-command -v mdbook-linkcheck >/dev/null || cargo install --locked --quiet mdbook-linkcheck --version
-mpirun --version | sed -n 1p 0.7.7
+command -v mdbook-linkcheck >/dev/null || cargo install --locked --quiet mdbook-linkcheck --version 0.7.7
 verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p  # sed reads to the end: no SIGPIPE under pipefail

@@ -42,13 +42,26 @@ pub use run::{Delivery, NetRun, Stuck};
 pub use step::Stepped;
 pub use traffic::{Injection, Packet, Pattern, Traffic};
 
-fn bits(v: &Value, lo: usize, width: usize) -> u128 {
+/// Bits `lo .. lo + width` (at most 128) of a port value.
+pub(crate) fn bits(v: &Value, lo: usize, width: usize) -> u128 {
     let mut out = 0u128;
     for i in 0..width {
         let b = lo + i;
         out |= (((v[b / 64] >> (b % 64)) & 1) as u128) << i;
     }
     out
+}
+
+/// A `<e>_rx_serial` value: lane k's 66-bit block at bits `66k + 65 : 66k`.
+pub(crate) fn serial_value(blocks: &[u128]) -> Value {
+    let mut v = Value::default();
+    for (k, b) in blocks.iter().enumerate() {
+        for i in 0..66 {
+            let bit = 66 * k + i;
+            v[bit / 64] |= ((b >> i & 1) as u64) << (bit % 64);
+        }
+    }
+    v
 }
 
 fn value(chunks: &[u128]) -> Value {
@@ -365,14 +378,7 @@ impl<D: Device> Torus<D> {
             if s.pulled {
                 rx.fill(0);
             }
-            let mut v = Value::default();
-            for (k, b) in rx.iter().enumerate() {
-                for i in 0..66 {
-                    let bit = 66 * k + i;
-                    v[bit / 64] |= ((b >> i & 1) as u64) << (bit % 64);
-                }
-            }
-            self.devices[s.to].set(s.rx, &v);
+            self.devices[s.to].set(s.rx, &serial_value(&rx));
         }
         if !self.serials.is_empty() {
             for d in self.devices.iter_mut() {

@@ -26,6 +26,7 @@ use weft_ip::system::NodeConfig;
 
 use crate::channel::{Channel, ChannelConfig};
 use crate::link::{scalar, Device, Value};
+use crate::network::{bits, serial_value};
 use crate::Error;
 
 pub use exchange::{Alone, Exchange};
@@ -128,26 +129,6 @@ pub struct Partitioned<D: Device> {
     owned: Vec<Owned<D>>,
     cables: Vec<Cable>,
     cycle: u64,
-}
-
-fn block(v: &Value, lane: usize) -> u128 {
-    let mut out = 0u128;
-    for i in 0..66 {
-        let b = 66 * lane + i;
-        out |= (((v[b / 64] >> (b % 64)) & 1) as u128) << i;
-    }
-    out
-}
-
-fn line_value(blocks: &[u128]) -> Value {
-    let mut v = Value::default();
-    for (k, b) in blocks.iter().enumerate() {
-        for i in 0..66 {
-            let bit = 66 * k + i;
-            v[bit / 64] |= ((b >> i & 1) as u64) << (bit % 64);
-        }
-    }
-    v
 }
 
 impl<D: Device> Partitioned<D> {
@@ -288,7 +269,7 @@ impl<D: Device> Partitioned<D> {
         for c in self.cables.iter_mut() {
             if let Some((i, port, channel)) = c.tx.as_mut() {
                 let tx = self.owned[*i].device.get(*port);
-                let blocks: Vec<u128> = (0..c.lanes).map(|k| block(&tx, k)).collect();
+                let blocks: Vec<u128> = (0..c.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
                 let y = channel.step(&blocks);
                 if c.rx.is_some() {
                     c.line.push_back(y);
@@ -300,7 +281,7 @@ impl<D: Device> Partitioned<D> {
         for c in self.cables.iter_mut() {
             if let Some((i, port)) = c.rx {
                 let blocks = c.line.pop_front().ok_or_else(|| Error::Stuck("a cable's delay line ran dry".into()))?;
-                self.owned[i].device.set(port, &line_value(&blocks));
+                self.owned[i].device.set(port, &serial_value(&blocks));
             }
         }
         let words = config.flit_bytes() / 8;
