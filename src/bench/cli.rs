@@ -93,6 +93,23 @@ pub enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// Latency and accepted throughput against offered load on 4×4×4 and 8×8×8 tori of a
+    /// system's node (`weft netsim` under mpirun): uniform, transpose (4×4×4) and neighbour
+    /// traffic of 64-byte packets; saturation and zero-load latency; writes netsim_load.json
+    NetsimLoad {
+        /// The system description whose node runs
+        #[arg(long, default_value = "examples/torus_2x2x2.toml")]
+        config: PathBuf,
+        /// MPI ranks for every run
+        #[arg(long, default_value_t = 2)]
+        ranks: usize,
+        /// Cycles of traffic a load point (the second half is measured), and as many to drain
+        #[arg(long, default_value_t = 3000)]
+        cycles: u64,
+        /// Output folder for netsim_load.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// Seed 001's b_eff on a ring of the system's nodes (generated into a temporary folder, in
     /// Verilator): every node's self-test sends to its X+ neighbour and receives from X−, 21
     /// message sizes, beside seed 001's model and measurement; prints a table, writes JSON and SVG
@@ -239,6 +256,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Midg { orders, out }), _) => crate::bench::commands::midg(&orders, &out),
         (Some(Bench::Dg { cubes, steps, ber, out }), _) => crate::bench::commands::dg(&cubes, steps, ber, &out),
         (Some(Bench::DgTiming { modules, seeds, out }), _) => crate::bench::commands::dg_timing(&modules, &seeds, &out),
+        (Some(Bench::NetsimLoad { config, ranks, cycles, out }), _) => crate::bench::commands::netsim_load(&config, ranks, cycles, &out),
         (Some(Bench::Netsim { config, out }), _) => crate::bench::commands::netsim(&config, &out),
         (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
     }

@@ -67,6 +67,22 @@ pub fn netsim(config: &Path, out: &Path) -> Result<(), Error> {
     write_json(&out.join("netsim.json"), &report)
 }
 
+/// `weft bench netsim-load`: the load sweeps of [`crate::bench::netsim_load`] on `ranks` ranks;
+/// writes `netsim_load.json` into `out`.
+pub fn netsim_load(config: &Path, ranks: usize, cycles: u64, out: &Path) -> Result<(), Error> {
+    if ranks == 0 || cycles < 200 {
+        return Err(Error::Input(format!("`--ranks` = {ranks}, `--cycles` = {cycles}: allowed at least 1 rank and 200 cycles")));
+    }
+    let work = std::env::temp_dir().join(format!("weft-bench-netsim-load-{}", std::process::id()));
+    let sweeps = crate::bench::netsim_load::run(config, ranks, cycles, &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let sweeps = sweeps?;
+    for s in &sweeps {
+        println!("{:?} {}: saturation {:.3} flits/node/cycle, zero-load latency {:.1} cycles", s.dims, s.pattern, s.saturation, s.zero_load_latency);
+    }
+    write_json(&out.join("netsim_load.json"), &sweeps)
+}
+
 /// `weft bench beff`: b_eff on a ring of `nodes` (default: the description's X dimension;
 /// allowed 2..=64) of the system in `config`, streamed or `lockstep`; writes
 /// `beff_<system>_<nodes>[_lockstep].json` and `.svg` into `out`.

@@ -15,6 +15,7 @@ pub mod link;
 pub mod midg;
 pub mod net;
 pub mod netsim;
+pub mod netsim_load;
 pub mod numeric;
 pub mod numeric_compare;
 pub mod router;

@@ -57,9 +57,9 @@ pub struct Model {
     pub weak_efficiency: f64,
 }
 
-/// Runs `weft netsim` (this executable) for `dims` on `ranks` (under `mpirun` above one) and
-/// reads its summary.
-fn netsim(config: &Path, dims: [usize; 3], rate: f64, cycles: u64, drain: u64, ranks: usize, work: &Path) -> Result<Summary, Error> {
+/// Runs `weft netsim` (this executable) for `dims` on `ranks` (under `mpirun` above one) with the
+/// options `args` (rate, cycles, …), and reads its summary.
+pub fn netsim(config: &Path, dims: [usize; 3], args: &[String], ranks: usize, work: &Path) -> Result<Summary, Error> {
     let exe = std::env::current_exe()?;
     let json = work.join(format!("netsim-{}x{}x{}-{ranks}.json", dims[0], dims[1], dims[2]));
     let mut cmd = if ranks == 1 {
@@ -70,11 +70,10 @@ fn netsim(config: &Path, dims: [usize; 3], rate: f64, cycles: u64, drain: u64, r
         c
     };
     let d = format!("{},{},{}", dims[0], dims[1], dims[2]);
-    let (rate, cycles, drain) = (rate.to_string(), cycles.to_string(), drain.to_string());
-    cmd.args(["netsim", "--dims", &d, "--rate", &rate, "--cycles", &cycles, "--drain", &drain, "--ber", "1e-6", "--config"]).arg(config).arg("--json").arg(&json);
+    cmd.args(["netsim", "--dims", &d, "--config"]).arg(config).arg("--json").arg(&json).args(args);
     let out = cmd.output().map_err(|e| Error::Input(format!("mpirun: {e} (install Open MPI: scripts/setup.sh)")))?;
     if !out.status.success() {
-        return Err(Error::Check(format!("weft netsim {d} on {ranks} rank(s) failed:\n{}", String::from_utf8_lossy(&out.stderr))));
+        return Err(Error::Check(format!("weft netsim {d} {args:?} on {ranks} rank(s) failed:\n{}", String::from_utf8_lossy(&out.stderr))));
     }
     Ok(serde_json::from_str(&std::fs::read_to_string(&json)?)?)
 }
@@ -112,7 +111,9 @@ pub fn run(config: &Path, work: &Path, progress: &mut dyn FnMut(&str)) -> Result
         let mut pair = vec![];
         for ranks in [1, 2] {
             progress(&format!("{}×{}×{} on {ranks} rank(s)", dims[0], dims[1], dims[2]));
-            let s = netsim(config, dims, rate, cycles, drain, ranks, work)?;
+            let args = [("--rate", rate.to_string()), ("--cycles", cycles.to_string()), ("--drain", drain.to_string()), ("--ber", "1e-6".to_string())];
+            let args: Vec<String> = args.into_iter().flat_map(|(k, v)| [k.to_string(), v]).collect();
+            let s = netsim(config, dims, &args, ranks, work)?;
             progress(s.text().lines().next().unwrap_or(""));
             pair.push(s);
         }

@@ -146,7 +146,21 @@ fn run_rank(options: &Options, mpi: &mut Mpi) -> Result<Option<Summary>, Error> 
     }
     let created: HashMap<(usize, u64), u64> = sent.iter().map(|s| ((s.src, s.k), s.created)).collect();
     let latency = delivered.iter().map(|d| (d.tail - created[&(d.src, d.k)]) as f64).sum::<f64>() / delivered.len().max(1) as f64;
+    // The second half of the traffic phase: offered and accepted flits, and the latency of the
+    // packets created in it (the first half fills the network).
+    let l = &options.load;
+    let end = outcome.cycles - l.drain;
+    let from = end - l.cycles / 2;
+    let per = (config.nodes() as u64 * (end - from).max(1)) as f64;
+    let flits = |bytes: usize| config.packet_flits(bytes) as f64;
+    let offered_flits = sent.iter().filter(|s| (from..end).contains(&s.created)).map(|s| flits(s.bytes)).sum::<f64>() / per;
+    let accepted_flits = delivered.iter().filter(|d| (from..end).contains(&d.tail)).map(|d| flits(d.bytes)).sum::<f64>() / per;
+    let late: Vec<f64> = delivered.iter().filter(|d| (from..end).contains(&created[&(d.src, d.k)])).map(|d| (d.tail - created[&(d.src, d.k)]) as f64).collect();
+    let measured_latency = late.iter().sum::<f64>() / late.len().max(1) as f64;
     let summary = Summary {
+        offered_flits,
+        accepted_flits,
+        measured_latency,
         system: system.name.clone(),
         dims: config.dims,
         ranks,
@@ -196,6 +210,12 @@ pub struct Summary {
     pub latency: f64,
     /// Bits flipped on the cables.
     pub flipped_bits: u64,
+    /// Flits a node created per cycle in the second half of the traffic phase (the offered load).
+    pub offered_flits: f64,
+    /// Flits a node received per cycle in that half (the accepted throughput).
+    pub accepted_flits: f64,
+    /// Mean cycles from creation to the last beat of the packets created in that half.
+    pub measured_latency: f64,
 }
 
 impl Summary {

@@ -14,7 +14,7 @@ mod midg;
 mod netsim;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 24] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 25] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -24,6 +24,7 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 24] = [
     ("beff", beff),
     ("netsim", netsim::runs),
     ("netsim-model", netsim::model),
+    ("netsim-load", netsim::load_sweeps),
     ("allreduce", allreduce),
     ("collectives", collectives),
     ("airfoil", airfoil::meshes),

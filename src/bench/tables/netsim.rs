@@ -62,3 +62,20 @@ pub(super) fn model(src: &Sources) -> Result<String, Error> {
         body,
     ))
 }
+
+pub(super) fn load_sweeps(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "netsim_load.json")?;
+    let body = rows(&j)
+        .iter()
+        .map(|s| {
+            let points = rows(&s["points"]);
+            let top = points.last().map_or(f64::NAN, |p| f(&p["offered_flits"]));
+            vec![dims(&s["dims"]), s["pattern"].as_str().unwrap_or("").to_string(), fixed(f(&s["saturation"]), 3), fixed(f(&s["zero_load_latency"]), 1), points.len().to_string(), fixed(top, 3)]
+        })
+        .collect();
+    Ok(table(
+        "Generated nodes (the node of `torus_2x2x2`: routers, reliable links, 16-cycle cables) on larger tori under `weft netsim`: saturation throughput (128-bit flits a node a cycle accepted at the first load the network no longer accepts in full, 95 %) and zero-load latency (cycles from creation to the last beat of a 64-byte packet, 5 flits, at the lowest load), each load measured over the second half of its traffic phase. `weft bench netsim-load` (bench/netsim_load.json).",
+        &["torus", "pattern", "saturation", "zero-load latency", "loads run", "highest offered"],
+        body,
+    ))
+}
