@@ -57,6 +57,11 @@ pub struct Model {
     pub weak_efficiency: f64,
 }
 
+/// Command-line options from (flag, value) pairs.
+pub fn options<const N: usize>(pairs: [(&str, String); N]) -> Vec<String> {
+    pairs.into_iter().flat_map(|(k, v)| [k.to_string(), v]).collect()
+}
+
 /// Runs `weft netsim` (this executable) for `dims` on `ranks` (under `mpirun` above one) with the
 /// options `args` (rate, cycles, …), and reads its summary.
 pub fn netsim(config: &Path, dims: [usize; 3], args: &[String], ranks: usize, work: &Path) -> Result<Summary, Error> {
@@ -111,8 +116,7 @@ pub fn run(config: &Path, work: &Path, progress: &mut dyn FnMut(&str)) -> Result
         let mut pair = vec![];
         for ranks in [1, 2] {
             progress(&format!("{}×{}×{} on {ranks} rank(s)", dims[0], dims[1], dims[2]));
-            let args = [("--rate", rate.to_string()), ("--cycles", cycles.to_string()), ("--drain", drain.to_string()), ("--ber", "1e-6".to_string())];
-            let args: Vec<String> = args.into_iter().flat_map(|(k, v)| [k.to_string(), v]).collect();
+            let args = options([("--rate", rate.to_string()), ("--cycles", cycles.to_string()), ("--drain", drain.to_string()), ("--ber", "1e-6".to_string())]);
             let s = netsim(config, dims, &args, ranks, work)?;
             progress(s.text().lines().next().unwrap_or(""));
             pair.push(s);

@@ -49,8 +49,13 @@ pub fn run(config: &Path, ranks: usize, cycles: u64, work: &Path, progress: &mut
     for (dims, pattern, rates) in sweeps() {
         let mut points: Vec<Summary> = vec![];
         for rate in rates {
-            let args = [("--pattern", pattern.to_string()), ("--rate", rate.to_string()), ("--bytes", format!("{BYTES}..{BYTES}")), ("--cycles", cycles.to_string()), ("--drain", cycles.to_string())];
-            let args: Vec<String> = args.into_iter().flat_map(|(k, v)| [k.to_string(), v]).collect();
+            let args = super::netsim::options([
+                ("--pattern", pattern.to_string()),
+                ("--rate", rate.to_string()),
+                ("--bytes", format!("{BYTES}..{BYTES}")),
+                ("--cycles", cycles.to_string()),
+                ("--drain", cycles.to_string()),
+            ]);
             let s = super::netsim::netsim(config, dims, &args, ranks, work)?;
             progress(&format!("{dims:?} {pattern} {rate:.3}: offered {:.3}, accepted {:.3} flits/node/cycle, latency {:.1}", s.offered_flits, s.accepted_flits, s.measured_latency));
             let saturated = s.accepted_flits < 0.95 * s.offered_flits;
