@@ -66,9 +66,7 @@ module allreduce_w128(
     /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_a_tlast;
     input wire s_axis_a_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_b_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
     input wire [15:0] s_axis_b_tkeep;
     input wire s_axis_b_tlast;
     input wire s_axis_b_tvalid;
@@ -95,7 +93,9 @@ module allreduce_w128(
     /* verilator lint_on UNUSEDSIGNAL */
     input wire [21:0] dst_a;
     input wire [21:0] dst_b;
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [21:0] host_dst;
+    /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] op;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -115,6 +115,64 @@ wire root;
 wire fwd_a;
 wire fwd_b;
 wire no_result;
+// grants arriving on port a: each frees a slot for one more partial packet of ours
+wire s_axis_a_tdata_is41244;
+reg a_grant_in_packet;
+reg a_grant_route;
+wire a_grant_to_first;
+wire s_axis_a_tvalid_and;
+wire a_buffer_wr_sel;
+wire grant_received;
+// input buffers: a partial is sent only into a free slot, so both ports always drain
+wire s_axis_a_tvalid_and_2;
+reg [7:0] a_buffer_wr;
+reg [7:0] a_buffer_rd;
+reg a_buffer_landed;
+reg a_buffer_valid;
+reg a_buffer_second_valid;
+wire a_buffer_wr_eq;
+wire a_buffer_second_valid_and;
+wire a_buffer_valid_or;
+wire s_axis_a_tvalid_and_3;
+wire s_axis_a_tvalid_or;
+wire a_buffer_landed_and;
+wire a_buffer_wr_and;
+wire s_axis_a_tvalid_and_4;
+wire s_axis_a_tvalid_or_2;
+reg [127:0] a_buffer_read0;
+reg [127:0] a_buffer_head0;
+reg [127:0] a_buffer_second0;
+reg a_buffer_read2;
+reg a_buffer_head2;
+reg a_buffer_second2;
+wire a_buffer_wr_lt;
+wire a_buffer_valid_and;
+wire s_axis_b_tvalid_and;
+reg [7:0] b_buffer_wr;
+reg [7:0] b_buffer_rd;
+reg b_buffer_landed;
+reg b_buffer_valid;
+reg b_buffer_second_valid;
+wire b_buffer_wr_eq;
+wire b_buffer_second_valid_and;
+wire b_buffer_valid_or;
+wire s_axis_b_tvalid_and_2;
+wire s_axis_b_tvalid_or;
+wire b_buffer_landed_and;
+wire b_buffer_wr_and;
+wire s_axis_b_tvalid_and_3;
+wire s_axis_b_tvalid_or_2;
+reg [127:0] b_buffer_read0;
+reg [127:0] b_buffer_head0;
+reg [127:0] b_buffer_second0;
+reg [15:0] b_buffer_read1;
+reg [15:0] b_buffer_head1;
+reg [15:0] b_buffer_second1;
+reg b_buffer_read2;
+reg b_buffer_head2;
+reg b_buffer_second2;
+wire b_buffer_wr_lt;
+wire b_buffer_valid_and;
 // payloads, each beat with its packet's length and operation id (the header's user word)
 reg host_in_packet;
 wire host_head;
@@ -122,16 +180,16 @@ wire join_take_sel;
 wire host_in_packet_and;
 reg a_in_packet;
 wire a_head;
-wire use_a_sel;
+wire a_in_packet_and;
 reg b_in_packet;
 reg [13:0] b_length;
 wire b_head;
-wire join_b_sel;
 wire b_in_packet_and;
 reg [31:0] host_op_id;
 reg [31:0] a_op_id;
 reg [31:0] b_op_id;
-wire join_b_sel_2;
+wire join_b_sel;
+wire b_in_packet_and_2;
 wire join_b;
 // join: one beat of each input in use, into 4 lanes of (a op h) op b
 wire [13:0] packet_length;
@@ -159,13 +217,18 @@ reg [31:0] lengths_head1;
 reg [31:0] lengths_second1;
 wire a_in_packet_or;
 wire b_in_packet_or;
+reg [1:0] grants;
+reg join_in_packet;
+wire partial_slot_free;
 wire join_take;
 wire join_take_and;
 wire use_a_and;
+wire join_b_and;
 wire join_fire;
+wire grant_spent;
 wire [127:0] identity;
-wire [127:0] s_axis_a_tdata_sel;
-wire [127:0] s_axis_b_tdata_sel;
+wire [127:0] a_buffer_head0_sel;
+wire [127:0] b_buffer_head0_sel;
 wire adders_op_min;
 wire adders_op_max;
 wire adders_op_or;
@@ -244,6 +307,29 @@ wire load_2;
 wire send_header_2;
 wire send_beat_2;
 wire free_and_2;
+// grants out: one for every partial packet the join has used up, to its sender's port a
+wire a_slot_freed;
+wire b_slot_freed;
+reg [1:0] grants_owed_a;
+reg [1:0] grants_owed_b;
+wire grant_for_b;
+wire [21:0] dst_b_sel;
+wire [21:0] grant_dst;
+wire [51:0] grant_dst_or;
+wire [127:0] grant_dst_cat;
+wire [127:0] grant_dst_cat_2;
+wire [127:0] grant_dst_cat_3;
+wire [127:0] grant_dst_cat_4;
+wire [127:0] grant_dst_cat_5;
+wire [127:0] grant_dst_or_2;
+wire grants_owed_a_or;
+wire grant_sent;
+reg a_out_busy;
+reg a_out_from_first;
+wire a_out_sel;
+wire a_out_sel_and;
+wire grants_owed_a_sel;
+wire a_out_out_last_sel;
 reg host_out_in_frame;
 reg host_out_out_valid;
 reg [127:0] host_out_out_data;
@@ -286,6 +372,18 @@ wire host_out_fire;
 wire host_out_out_last_sel;
 wire [127:0] adders_combined_sel_2;
 (* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] a_buffer_mem0 [0:127];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [15:0] a_buffer_mem1 [0:127];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [0:0] a_buffer_mem2 [0:127];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] b_buffer_mem0 [0:127];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [15:0] b_buffer_mem1 [0:127];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [0:0] b_buffer_mem2 [0:127];
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [13:0] lengths_mem0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [31:0] lengths_mem1 [0:15];
@@ -301,16 +399,53 @@ assign fwd_a = flags[3];
 assign fwd_b = flags[4];
 assign no_result = flags[5];
 
+// ---- grants arriving on port a: each frees a slot for one more partial packet of ours ----
+assign s_axis_a_tdata_is41244 = s_axis_a_tdata[73:58] == 16'ha11c;
+assign a_grant_to_first = a_grant_in_packet ? a_grant_route : s_axis_a_tdata_is41244;
+assign s_axis_a_tvalid_and = s_axis_a_tvalid & a_buffer_wr_sel;
+assign a_buffer_wr_sel = a_grant_to_first ? 1'h1 : a_buffer_wr_lt;
+assign grant_received = s_axis_a_tvalid & a_grant_to_first & 1'h1;
+
+// ---- input buffers: a partial is sent only into a free slot, so both ports always drain ----
+assign s_axis_a_tvalid_and_2 = s_axis_a_tvalid & (~a_grant_to_first) & a_buffer_wr_lt;
+assign a_buffer_wr_eq = a_buffer_wr == a_buffer_rd;
+assign a_buffer_second_valid_and = a_buffer_second_valid & (~a_buffer_valid_and);
+assign a_buffer_valid_or = (a_buffer_valid & (~a_buffer_valid_and)) | (a_buffer_second_valid & a_buffer_valid_and);
+assign s_axis_a_tvalid_and_3 = s_axis_a_tvalid_and_2 & a_buffer_wr_eq & (~a_buffer_second_valid_and) &
+    (~(a_buffer_landed & a_buffer_valid_or));
+assign s_axis_a_tvalid_or = s_axis_a_tvalid_and_3 | a_buffer_landed;
+assign a_buffer_landed_and = a_buffer_landed & s_axis_a_tvalid_and_3;
+assign a_buffer_wr_and = (~a_buffer_wr_eq) &
+    (~(a_buffer_second_valid_and | (a_buffer_valid_or & s_axis_a_tvalid_or) | a_buffer_landed_and));
+assign s_axis_a_tvalid_and_4 = s_axis_a_tvalid_or & (~a_buffer_valid_or);
+assign s_axis_a_tvalid_or_2 = (s_axis_a_tvalid_or & a_buffer_valid_or) | a_buffer_landed_and;
+assign a_buffer_wr_lt = (a_buffer_wr - a_buffer_rd) < 8'h80;
+assign a_buffer_valid_and = a_buffer_valid & (a_in_packet ? use_a_and : 1'h1);
+assign s_axis_b_tvalid_and = s_axis_b_tvalid & b_buffer_wr_lt;
+assign b_buffer_wr_eq = b_buffer_wr == b_buffer_rd;
+assign b_buffer_second_valid_and = b_buffer_second_valid & (~b_buffer_valid_and);
+assign b_buffer_valid_or = (b_buffer_valid & (~b_buffer_valid_and)) | (b_buffer_second_valid & b_buffer_valid_and);
+assign s_axis_b_tvalid_and_2 = s_axis_b_tvalid_and & b_buffer_wr_eq & (~b_buffer_second_valid_and) &
+    (~(b_buffer_landed & b_buffer_valid_or));
+assign s_axis_b_tvalid_or = s_axis_b_tvalid_and_2 | b_buffer_landed;
+assign b_buffer_landed_and = b_buffer_landed & s_axis_b_tvalid_and_2;
+assign b_buffer_wr_and = (~b_buffer_wr_eq) &
+    (~(b_buffer_second_valid_and | (b_buffer_valid_or & s_axis_b_tvalid_or) | b_buffer_landed_and));
+assign s_axis_b_tvalid_and_3 = s_axis_b_tvalid_or & (~b_buffer_valid_or);
+assign s_axis_b_tvalid_or_2 = (s_axis_b_tvalid_or & b_buffer_valid_or) | b_buffer_landed_and;
+assign b_buffer_wr_lt = (b_buffer_wr - b_buffer_rd) < 8'h80;
+assign b_buffer_valid_and = b_buffer_valid & (b_in_packet ? join_b_sel : 1'h1);
+
 // ---- payloads, each beat with its packet's length and operation id (the header's user word) ----
 assign host_head = (~host_in_packet) & s_axis_host_tvalid;
 assign join_take_sel = host_in_packet ? join_take_and : 1'h1;
 assign host_in_packet_and = host_in_packet & s_axis_host_tvalid;
-assign a_head = (~a_in_packet) & s_axis_a_tvalid;
-assign use_a_sel = a_in_packet ? use_a_and : 1'h1;
-assign b_head = (~b_in_packet) & s_axis_b_tvalid;
-assign join_b_sel = b_in_packet ? join_b_sel_2 : 1'h1;
-assign b_in_packet_and = b_in_packet & s_axis_b_tvalid;
-assign join_b_sel_2 = root ? (join_b & join_take & host_in_packet_and & a_in_packet_or) : result_all_took;
+assign a_head = (~a_in_packet) & a_buffer_valid;
+assign a_in_packet_and = a_in_packet & a_buffer_valid;
+assign b_head = (~b_in_packet) & b_buffer_valid;
+assign b_in_packet_and = b_in_packet & b_buffer_valid;
+assign join_b_sel = root ? join_b_and : result_all_took;
+assign b_in_packet_and_2 = b_in_packet_and & root;
 assign join_b = root & use_b;
 
 // ---- join: one beat of each input in use, into 4 lanes of (a op h) op b ----
@@ -327,27 +462,30 @@ assign lengths_wr_and = (~lengths_wr_eq) &
     (~(lengths_second_valid_and | (lengths_valid_or & host_head_or) | lengths_landed_and));
 assign host_head_and_3 = host_head_or & (~lengths_valid_or);
 assign host_head_or_2 = (host_head_or & lengths_valid_or) | lengths_landed_and;
-assign a_in_packet_or = (a_in_packet & s_axis_a_tvalid) | (~use_a);
-assign b_in_packet_or = (b_in_packet_and & root) | (~join_b);
-assign join_take = adders_s_axis_tready & ((lengths_wr - lengths_rd) < 5'h10);
+assign a_in_packet_or = a_in_packet_and | (~use_a);
+assign b_in_packet_or = b_in_packet_and_2 | (~join_b);
+assign partial_slot_free = root | join_in_packet | (~(grants == 2'h0));
+assign join_take = adders_s_axis_tready & ((lengths_wr - lengths_rd) < 5'h10) & partial_slot_free;
 assign join_take_and = join_take & a_in_packet_or & b_in_packet_or;
 assign use_a_and = use_a & join_take & host_in_packet_and & b_in_packet_or;
+assign join_b_and = join_b & join_take & host_in_packet_and & a_in_packet_or;
 assign join_fire = join_take & host_in_packet_and & a_in_packet_or & b_in_packet_or;
+assign grant_spent = join_fire & (~join_in_packet) & (~root);
 assign identity = op[1] ? (op[0] ? 128'h0 : 128'hff800000ff800000ff800000ff800000) : (op[0] ? 128'h7f8000007f8000007f8000007f800000 : 128'h80000000800000008000000080000000);
-assign s_axis_a_tdata_sel = use_a ? s_axis_a_tdata : identity;
-assign s_axis_b_tdata_sel = join_b ? s_axis_b_tdata : identity;
+assign a_buffer_head0_sel = use_a ? a_buffer_head0 : identity;
+assign b_buffer_head0_sel = join_b ? b_buffer_head0 : identity;
 assign adders_op_min = op == 2'h1;
 assign adders_op_max = op == 2'h2;
 assign adders_op_or = op == 2'h3;
-assign adders_or0 = s_axis_a_tdata_sel[31:0] | s_axis_host_tdata[31:0] | s_axis_b_tdata_sel[31:0];
-assign adders_or1 = s_axis_a_tdata_sel[63:32] | s_axis_host_tdata[63:32] | s_axis_b_tdata_sel[63:32];
-assign adders_or2 = s_axis_a_tdata_sel[95:64] | s_axis_host_tdata[95:64] | s_axis_b_tdata_sel[95:64];
-assign adders_or3 = s_axis_a_tdata_sel[127:96] | s_axis_host_tdata[127:96] | s_axis_b_tdata_sel[127:96];
-assign s_axis_host_tdata_cat = {adders_or3, adders_or2, adders_or1, adders_or0, s_axis_b_tdata_sel[127:96], s_axis_b_tdata_sel[95:64],
-    s_axis_b_tdata_sel[63:32], s_axis_b_tdata_sel[31:0], s_axis_host_tdata[127:96],
+assign adders_or0 = a_buffer_head0_sel[31:0] | s_axis_host_tdata[31:0] | b_buffer_head0_sel[31:0];
+assign adders_or1 = a_buffer_head0_sel[63:32] | s_axis_host_tdata[63:32] | b_buffer_head0_sel[63:32];
+assign adders_or2 = a_buffer_head0_sel[95:64] | s_axis_host_tdata[95:64] | b_buffer_head0_sel[95:64];
+assign adders_or3 = a_buffer_head0_sel[127:96] | s_axis_host_tdata[127:96] | b_buffer_head0_sel[127:96];
+assign s_axis_host_tdata_cat = {adders_or3, adders_or2, adders_or1, adders_or0, b_buffer_head0_sel[127:96], b_buffer_head0_sel[95:64],
+    b_buffer_head0_sel[63:32], b_buffer_head0_sel[31:0], s_axis_host_tdata[127:96],
     s_axis_host_tdata[95:64], s_axis_host_tdata[63:32], s_axis_host_tdata[31:0],
-    s_axis_a_tdata_sel[127:96], s_axis_a_tdata_sel[95:64], s_axis_a_tdata_sel[63:32],
-    s_axis_a_tdata_sel[31:0]};
+    a_buffer_head0_sel[127:96], a_buffer_head0_sel[95:64], a_buffer_head0_sel[63:32],
+    a_buffer_head0_sel[31:0]};
 assign adders_delayed = {adders_m_axis_tdata[511:480], adders_m_axis_tdata[479:448], adders_m_axis_tdata[447:416],
     adders_m_axis_tdata[415:384]};
 assign adders_sums = adders_m_axis_tdata[127:0];
@@ -361,8 +499,8 @@ assign lengths_head1_cat = {lengths_head1, lengths_head0};
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;
-assign adders_combined_sel = root ? adders_combined : s_axis_b_tdata;
-assign adders_m_axis_tlast_sel = root ? adders_m_axis_tlast : s_axis_b_tlast;
+assign adders_combined_sel = root ? adders_combined : b_buffer_head0;
+assign adders_m_axis_tlast_sel = root ? adders_m_axis_tlast : b_buffer_head2;
 assign lengths_head1_sel = root ? lengths_head1_cat : ({b_op_id, b_length});
 assign adders_m_axis_tvalid_sel = root ? (adders_m_axis_tvalid_and & root) : (b_in_packet_and & (~root));
 assign result_took0_not = ~result_took0;
@@ -391,7 +529,7 @@ assign lengths_head1_or = ({122'h0, dst_a_or[5:0]}) | ({dst_a_cat[121:0], 6'h0})
     ({lengths_head1_cat_3[39:0], 88'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
-assign free = (~a_out_out_valid) | m_axis_a_tready;
+assign free = (~a_out_out_valid) | a_out_sel_and;
 assign head_now = (~a_out_in_frame) & adders_m_axis_tvalid_sel_2;
 assign load = adders_m_axis_tvalid_sel_2 & free;
 assign send_header = load & head_now;
@@ -416,6 +554,28 @@ assign load_2 = adders_m_axis_tvalid_and_5 & free_2;
 assign send_header_2 = load_2 & head_now_2;
 assign send_beat_2 = load_2 & (~head_now_2);
 assign free_and_2 = free_2 & b_out_in_frame;
+
+// ---- grants out: one for every partial packet the join has used up, to its sender's port a ----
+assign a_slot_freed = a_in_packet_and & use_a_and & a_buffer_head2;
+assign b_slot_freed = b_in_packet_and_2 & join_b_and & b_buffer_head2;
+assign grant_for_b = grants_owed_a == 2'h0;
+assign dst_b_sel = grant_for_b ? dst_b : (root ? dst_a : dst_b);
+assign grant_dst = {host_dst[21:18], dst_b_sel[17:0]};
+assign grant_dst_or = ({30'h0, grant_dst}) | 52'h2847000000;
+assign grant_dst_cat = {122'h0, grant_dst_or[11:6]};
+assign grant_dst_cat_2 = {122'h0, grant_dst_or[17:12]};
+assign grant_dst_cat_3 = {124'h0, grant_dst_or[21:18]};
+assign grant_dst_cat_4 = {112'h0, grant_dst_or[37:22]};
+assign grant_dst_cat_5 = {114'h0, grant_dst_or[51:38]};
+assign grant_dst_or_2 = ({122'h0, grant_dst_or[5:0]}) | ({grant_dst_cat[121:0], 6'h0}) | ({grant_dst_cat_2[115:0], 12'h0}) |
+    ({grant_dst_cat_3[109:0], 18'h0}) | ({grant_dst_cat_4[69:0], 58'h0}) |
+    ({grant_dst_cat_5[83:0], 44'h0});
+assign grants_owed_a_or = (~(grants_owed_a == 2'h0)) | (~(grants_owed_b == 2'h0));
+assign grant_sent = grants_owed_a_or & a_out_sel & m_axis_a_tready;
+assign a_out_sel = a_out_busy ? a_out_from_first : grants_owed_a_or;
+assign a_out_sel_and = (~a_out_sel) & m_axis_a_tready;
+assign grants_owed_a_sel = a_out_sel ? grants_owed_a_or : a_out_out_valid;
+assign a_out_out_last_sel = a_out_sel ? 1'h1 : a_out_out_last;
 
 // ---- the host's header: from and to this node's host port, no hops, check bits ----
 assign host_dst_cat = {98'h0, host_dst};
@@ -444,9 +604,9 @@ assign free_and_3 = free_3 & host_out_in_frame;
 assign result_delivered = host_out_out_valid & m_axis_host_tready_and & host_out_out_last;
 assign contributed = host_head & (~(packet_length == 14'h0)) & (~no_result);
 assign awaited_result = result_delivered & ((~(outstanding == 16'h0)) | contributed);
-assign progress = (s_axis_host_tvalid & join_take_sel) | (s_axis_a_tvalid & use_a_sel) | (s_axis_b_tvalid & join_b_sel) |
-    (a_out_out_valid & m_axis_a_tready) | (b_out_out_valid & m_axis_b_tready) |
-    (host_out_out_valid & m_axis_host_tready_and);
+assign progress = (s_axis_host_tvalid & join_take_sel) | (s_axis_a_tvalid & a_buffer_wr_sel) |
+    (s_axis_b_tvalid & b_buffer_wr_lt) | (grants_owed_a_sel & m_axis_a_tready) |
+    (b_out_out_valid & m_axis_b_tready) | (host_out_out_valid & m_axis_host_tready_and);
 assign waiting = (~(timeout == 32'h0)) & (~(outstanding == 16'h0)) & (~progress);
 assign timed_out = waiting & (~timeout_reported) & ((idle_cycles + 32'h1) == timeout);
 assign send_error = error_pending & (~host_mid_packet);
@@ -482,13 +642,40 @@ allreduce_w128_allreduce_f32_x4 adders (
 );
 
 always @(posedge clk) begin
+    if (rst) a_grant_in_packet <= 1'h0; else a_grant_in_packet <= s_axis_a_tvalid_and ? (~s_axis_a_tlast) : a_grant_in_packet;
+    if (rst) a_grant_route <= 1'h0; else a_grant_route <= (s_axis_a_tvalid_and & (~a_grant_in_packet)) ? s_axis_a_tdata_is41244 : a_grant_route;
+    if (rst) a_buffer_wr <= 8'h0; else a_buffer_wr <= (s_axis_a_tvalid_and_2 & (~s_axis_a_tvalid_and_3)) ? (a_buffer_wr + 8'h1) : a_buffer_wr;
+    if (rst) a_buffer_rd <= 8'h0; else a_buffer_rd <= a_buffer_wr_and ? (a_buffer_rd + 8'h1) : a_buffer_rd;
+    if (rst) a_buffer_landed <= 1'h0; else a_buffer_landed <= a_buffer_wr_and;
+    if (rst) a_buffer_valid <= 1'h0; else a_buffer_valid <= a_buffer_valid_or | s_axis_a_tvalid_or;
+    if (rst) a_buffer_second_valid <= 1'h0; else a_buffer_second_valid <= a_buffer_second_valid_and | (a_buffer_valid_or & s_axis_a_tvalid_or) | a_buffer_landed_and;
+    if (a_buffer_wr_and) a_buffer_read0 <= a_buffer_mem0[a_buffer_rd[6:0]];
+    if ((a_buffer_second_valid & a_buffer_valid_and) | s_axis_a_tvalid_and_4) a_buffer_head0 <= (a_buffer_second_valid & a_buffer_valid_and) ? a_buffer_second0 : (a_buffer_landed ? a_buffer_read0 : s_axis_a_tdata);
+    if (s_axis_a_tvalid_or_2) a_buffer_second0 <= (a_buffer_landed & a_buffer_valid_or) ? a_buffer_read0 : s_axis_a_tdata;
+    if (a_buffer_wr_and) a_buffer_read2 <= a_buffer_mem2[a_buffer_rd[6:0]];
+    if ((a_buffer_second_valid & a_buffer_valid_and) | s_axis_a_tvalid_and_4) a_buffer_head2 <= (a_buffer_second_valid & a_buffer_valid_and) ? a_buffer_second2 : (a_buffer_landed ? a_buffer_read2 : s_axis_a_tlast);
+    if (s_axis_a_tvalid_or_2) a_buffer_second2 <= (a_buffer_landed & a_buffer_valid_or) ? a_buffer_read2 : s_axis_a_tlast;
+    if (rst) b_buffer_wr <= 8'h0; else b_buffer_wr <= (s_axis_b_tvalid_and & (~s_axis_b_tvalid_and_2)) ? (b_buffer_wr + 8'h1) : b_buffer_wr;
+    if (rst) b_buffer_rd <= 8'h0; else b_buffer_rd <= b_buffer_wr_and ? (b_buffer_rd + 8'h1) : b_buffer_rd;
+    if (rst) b_buffer_landed <= 1'h0; else b_buffer_landed <= b_buffer_wr_and;
+    if (rst) b_buffer_valid <= 1'h0; else b_buffer_valid <= b_buffer_valid_or | s_axis_b_tvalid_or;
+    if (rst) b_buffer_second_valid <= 1'h0; else b_buffer_second_valid <= b_buffer_second_valid_and | (b_buffer_valid_or & s_axis_b_tvalid_or) | b_buffer_landed_and;
+    if (b_buffer_wr_and) b_buffer_read0 <= b_buffer_mem0[b_buffer_rd[6:0]];
+    if ((b_buffer_second_valid & b_buffer_valid_and) | s_axis_b_tvalid_and_3) b_buffer_head0 <= (b_buffer_second_valid & b_buffer_valid_and) ? b_buffer_second0 : (b_buffer_landed ? b_buffer_read0 : s_axis_b_tdata);
+    if (s_axis_b_tvalid_or_2) b_buffer_second0 <= (b_buffer_landed & b_buffer_valid_or) ? b_buffer_read0 : s_axis_b_tdata;
+    if (b_buffer_wr_and) b_buffer_read1 <= b_buffer_mem1[b_buffer_rd[6:0]];
+    if ((b_buffer_second_valid & b_buffer_valid_and) | s_axis_b_tvalid_and_3) b_buffer_head1 <= (b_buffer_second_valid & b_buffer_valid_and) ? b_buffer_second1 : (b_buffer_landed ? b_buffer_read1 : s_axis_b_tkeep);
+    if (s_axis_b_tvalid_or_2) b_buffer_second1 <= (b_buffer_landed & b_buffer_valid_or) ? b_buffer_read1 : s_axis_b_tkeep;
+    if (b_buffer_wr_and) b_buffer_read2 <= b_buffer_mem2[b_buffer_rd[6:0]];
+    if ((b_buffer_second_valid & b_buffer_valid_and) | s_axis_b_tvalid_and_3) b_buffer_head2 <= (b_buffer_second_valid & b_buffer_valid_and) ? b_buffer_second2 : (b_buffer_landed ? b_buffer_read2 : s_axis_b_tlast);
+    if (s_axis_b_tvalid_or_2) b_buffer_second2 <= (b_buffer_landed & b_buffer_valid_or) ? b_buffer_read2 : s_axis_b_tlast;
     if (rst) host_in_packet <= 1'h0; else host_in_packet <= (host_in_packet & s_axis_host_tvalid & join_take_and & s_axis_host_tlast) ? 1'h0 : ((host_head & (~s_axis_host_tlast)) ? 1'h1 : host_in_packet);
-    if (rst) a_in_packet <= 1'h0; else a_in_packet <= (a_in_packet & s_axis_a_tvalid & use_a_and & s_axis_a_tlast) ? 1'h0 : ((a_head & (~s_axis_a_tlast)) ? 1'h1 : a_in_packet);
-    if (rst) b_in_packet <= 1'h0; else b_in_packet <= (b_in_packet & s_axis_b_tvalid & join_b_sel_2 & s_axis_b_tlast) ? 1'h0 : ((b_head & (~s_axis_b_tlast)) ? 1'h1 : b_in_packet);
-    if (rst) b_length <= 14'h0; else b_length <= b_head ? s_axis_b_tdata[57:44] : b_length;
+    if (rst) a_in_packet <= 1'h0; else a_in_packet <= (a_in_packet & a_buffer_valid & use_a_and & a_buffer_head2) ? 1'h0 : ((a_head & (~a_buffer_head2)) ? 1'h1 : a_in_packet);
+    if (rst) b_in_packet <= 1'h0; else b_in_packet <= (b_in_packet & b_buffer_valid & join_b_sel & b_buffer_head2) ? 1'h0 : ((b_head & (~b_buffer_head2)) ? 1'h1 : b_in_packet);
+    if (rst) b_length <= 14'h0; else b_length <= b_head ? b_buffer_head0[57:44] : b_length;
     if (rst) host_op_id <= 32'h0; else host_op_id <= host_head ? s_axis_host_tdata[119:88] : host_op_id;
-    if (rst) a_op_id <= 32'h0; else a_op_id <= a_head ? s_axis_a_tdata[119:88] : a_op_id;
-    if (rst) b_op_id <= 32'h0; else b_op_id <= b_head ? s_axis_b_tdata[119:88] : b_op_id;
+    if (rst) a_op_id <= 32'h0; else a_op_id <= a_head ? a_buffer_head0[119:88] : a_op_id;
+    if (rst) b_op_id <= 32'h0; else b_op_id <= b_head ? b_buffer_head0[119:88] : b_op_id;
     if (rst) contributions <= 32'h0; else contributions <= host_head ? (contributions + 32'h1) : contributions;
     if (rst) lengths_wr <= 5'h0; else lengths_wr <= (host_head_and & (~host_head_and_2)) ? (lengths_wr + 5'h1) : lengths_wr;
     if (rst) lengths_rd <= 5'h0; else lengths_rd <= lengths_wr_and ? (lengths_rd + 5'h1) : lengths_rd;
@@ -501,24 +688,30 @@ always @(posedge clk) begin
     if (lengths_wr_and) lengths_read1 <= lengths_mem1[lengths_rd[3:0]];
     if ((lengths_second_valid & adders_m_axis_tvalid_and_2) | host_head_and_3) lengths_head1 <= (lengths_second_valid & adders_m_axis_tvalid_and_2) ? lengths_second1 : (lengths_landed ? lengths_read1 : packet_op_id);
     if (host_head_or_2) lengths_second1 <= (lengths_landed & lengths_valid_or) ? lengths_read1 : packet_op_id;
-    if (rst) mismatches <= 32'h0; else mismatches <= (join_fire & use_a & (s_axis_a_tlast ^ s_axis_host_tlast)) ? (mismatches + 32'h1) : mismatches;
+    if (rst) grants <= 2'h2; else grants <= (grants + ({1'h0, grant_received})) - ({1'h0, grant_spent});
+    if (rst) join_in_packet <= 1'h0; else join_in_packet <= join_fire ? (~s_axis_host_tlast) : join_in_packet;
+    if (rst) mismatches <= 32'h0; else mismatches <= (join_fire & use_a & (a_buffer_head2 ^ s_axis_host_tlast)) ? (mismatches + 32'h1) : mismatches;
     if (rst) id_mismatches <= 32'h0; else id_mismatches <= (join_fire & ((use_a & (~(a_op_id == host_op_id))) | (join_b & (~(b_op_id == host_op_id))))) ? (id_mismatches + 32'h1) : id_mismatches;
     if (rst) result_took0 <= 1'h0; else result_took0 <= (~adders_m_axis_tvalid_and_3) &
     (result_took0 | (adders_m_axis_tvalid_sel & result_took0_not & free_and_3));
     if (rst) result_took1 <= 1'h0; else result_took1 <= (~adders_m_axis_tvalid_and_3) & (result_took1 | (adders_m_axis_tvalid_sel & fwd_b_and & free_and_2));
     if (rst) result_took2 <= 1'h0; else result_took2 <= (~adders_m_axis_tvalid_and_3) & (result_took2 | (adders_m_axis_tvalid_sel & root_and & free_and));
     if (rst) a_out_in_frame <= 1'h0; else a_out_in_frame <= (send_beat & adders_m_axis_tlast_sel_2) ? 1'h0 : (send_header ? 1'h1 : a_out_in_frame);
-    if (rst) a_out_out_valid <= 1'h0; else a_out_out_valid <= load ? 1'h1 : (m_axis_a_tready ? 1'h0 : a_out_out_valid);
+    if (rst) a_out_out_valid <= 1'h0; else a_out_out_valid <= load ? 1'h1 : (a_out_sel_and ? 1'h0 : a_out_out_valid);
     if (rst) a_out_out_data <= 128'h0; else a_out_out_data <= adders_combined_sel_2;
     if (rst) a_out_out_last <= 1'h0; else a_out_out_last <= load ? (send_header ? 1'h0 : adders_m_axis_tlast_sel_2) : a_out_out_last;
     if (rst) b_out_in_frame <= 1'h0; else b_out_in_frame <= (send_beat_2 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_2 ? 1'h1 : b_out_in_frame);
     if (rst) b_out_out_valid <= 1'h0; else b_out_out_valid <= load_2 ? 1'h1 : (m_axis_b_tready ? 1'h0 : b_out_out_valid);
     if (rst) b_out_out_data <= 128'h0; else b_out_out_data <= load_2 ? (send_header_2 ? lengths_head1_or_2 : adders_combined_sel) : b_out_out_data;
     if (rst) b_out_out_last <= 1'h0; else b_out_out_last <= load_2 ? (send_header_2 ? 1'h0 : adders_m_axis_tlast_sel) : b_out_out_last;
+    if (rst) grants_owed_a <= 2'h0; else grants_owed_a <= (grants_owed_a + ({1'h0, a_slot_freed})) - ({1'h0, (grant_sent & (~grant_for_b))});
+    if (rst) grants_owed_b <= 2'h0; else grants_owed_b <= (grants_owed_b + ({1'h0, b_slot_freed})) - ({1'h0, (grant_sent & grant_for_b)});
+    if (rst) a_out_busy <= 1'h0; else a_out_busy <= (grants_owed_a_sel & m_axis_a_tready) ? (~a_out_out_last_sel) : a_out_busy;
+    if (rst) a_out_from_first <= 1'h0; else a_out_from_first <= a_out_sel;
     if (rst) host_out_in_frame <= 1'h0; else host_out_in_frame <= (send_beat_3 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_3 ? 1'h1 : host_out_in_frame);
     if (rst) host_out_out_valid <= 1'h0; else host_out_out_valid <= load_3 ? 1'h1 : (m_axis_host_tready_and ? 1'h0 : host_out_out_valid);
     if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? host_header : adders_combined_sel) : host_out_out_data;
-    if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? (adders_m_axis_tlast ? sum_last_keep : 16'hffff) : s_axis_b_tkeep)) : host_out_out_keep;
+    if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? (adders_m_axis_tlast ? sum_last_keep : 16'hffff) : b_buffer_head1)) : host_out_out_keep;
     if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : adders_m_axis_tlast_sel) : host_out_out_last;
     if (rst) outstanding <= 16'h0; else outstanding <= (outstanding + ({15'h0, contributed})) - ({15'h0, awaited_result});
     if (rst) idle_cycles <= 32'h0; else idle_cycles <= waiting ? (idle_cycles + 32'h1) : 32'h0;
@@ -527,16 +720,22 @@ always @(posedge clk) begin
     if (rst) error_pending <= 1'h0; else error_pending <= timed_out ? 1'h1 : ((send_error & m_axis_host_tready) ? 1'h0 : error_pending);
     if (rst) host_mid_packet <= 1'h0; else host_mid_packet <= host_out_fire ? (~host_out_out_last_sel) : host_mid_packet;
     if (rst) results <= 32'h0; else results <= result_delivered ? (results + 32'h1) : results;
+    if (s_axis_a_tvalid_and_2 & (~s_axis_a_tvalid_and_3)) a_buffer_mem0[a_buffer_wr[6:0]] <= s_axis_a_tdata;
+    if (s_axis_a_tvalid_and_2 & (~s_axis_a_tvalid_and_3)) a_buffer_mem1[a_buffer_wr[6:0]] <= s_axis_a_tkeep;
+    if (s_axis_a_tvalid_and_2 & (~s_axis_a_tvalid_and_3)) a_buffer_mem2[a_buffer_wr[6:0]] <= s_axis_a_tlast;
+    if (s_axis_b_tvalid_and & (~s_axis_b_tvalid_and_2)) b_buffer_mem0[b_buffer_wr[6:0]] <= s_axis_b_tdata;
+    if (s_axis_b_tvalid_and & (~s_axis_b_tvalid_and_2)) b_buffer_mem1[b_buffer_wr[6:0]] <= s_axis_b_tkeep;
+    if (s_axis_b_tvalid_and & (~s_axis_b_tvalid_and_2)) b_buffer_mem2[b_buffer_wr[6:0]] <= s_axis_b_tlast;
     if (host_head_and & (~host_head_and_2)) lengths_mem0[lengths_wr[3:0]] <= packet_length;
     if (host_head_and & (~host_head_and_2)) lengths_mem1[lengths_wr[3:0]] <= packet_op_id;
 end
 
 assign s_axis_host_tready = join_take_sel;
-assign s_axis_a_tready = use_a_sel;
-assign s_axis_b_tready = join_b_sel;
-assign m_axis_a_tdata = a_out_out_data;
-assign m_axis_a_tlast = a_out_out_last;
-assign m_axis_a_tvalid = a_out_out_valid;
+assign s_axis_a_tready = a_buffer_wr_sel;
+assign s_axis_b_tready = b_buffer_wr_lt;
+assign m_axis_a_tdata = a_out_sel ? grant_dst_or_2 : a_out_out_data;
+assign m_axis_a_tlast = a_out_out_last_sel;
+assign m_axis_a_tvalid = grants_owed_a_sel;
 assign m_axis_b_tdata = b_out_out_data;
 assign m_axis_b_tlast = b_out_out_last;
 assign m_axis_b_tvalid = b_out_out_valid;

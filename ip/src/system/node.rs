@@ -167,14 +167,6 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
     names
 }
 
-/// Beats buffered in front of each allreduce engine input of a node with stripes. Their chains
-/// share links, so one link's input buffer holds packets for several engines in arrival order;
-/// an engine waiting on its own output must not hold another chain's packets behind its own
-/// (head-of-line blocking). Measured with three chains on torus_4x2x1, 4,096 binary32
-/// elements: 1,670 cycles without the buffer, 1,444 with 64 beats, 1,425 with 128. A node with
-/// the unit alone has one chain and no buffer.
-const ENGINE_INPUT_BEATS: usize = 64;
-
 /// The counters of each wired kernel (outputs of [`kernel_port`]).
 const KERNEL_COUNTERS: [&str; 3] = ["packets_in", "packets_out", "dropped"];
 
@@ -233,11 +225,11 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
     // The collective unit (engine 0) and the stripes' chain engines, each with its ports.
     let mut engines = vec![];
     if let Some(a) = &config.allreduce {
-        let chain_engine = if a.stripes.is_empty() { None } else { Some(Rc::new(allreduce::engine(width, a.element)?)) };
+        let chain_engine = if a.stripes.is_empty() { None } else { Some(Rc::new(allreduce::engine(width, a.element, rc.max_packet_bytes)?)) };
         for (k, pair) in a.engines().into_iter().enumerate() {
             let e = if k == 0 {
                 d.section("allreduce engine");
-                let e = d.instance(&Rc::new(allreduce::unit::unit(width, a.element, rc.dims)?), &allreduce::unit::module_name(a.element, width), "allreduce");
+                let e = d.instance(&Rc::new(allreduce::unit::unit(rc, a.element)?), &allreduce::unit::module_name(a.element, width), "allreduce");
                 e.input("small_bytes").define(regs.output("allreduce_small_bytes"));
                 e
             } else {
@@ -302,10 +294,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
             None => (d.axis_in(&format!("s_axis_p{p}"), local_in), d.axis_out(&format!("m_axis_p{p}"), local_out)),
         };
         let to_router = router.sink(&format!("s_axis_p{p}"), local_in);
-        let mut from_router = router.source(&format!("m_axis_p{p}"), local_out);
-        if side.is_some() && config.allreduce.as_ref().is_some_and(|a| !a.stripes.is_empty()) {
-            from_router = d.stream_fifo(&format!("engine_in_p{p}"), ENGINE_INPUT_BEATS, &from_router).0;
-        }
+        let from_router = router.source(&format!("m_axis_p{p}"), local_out);
         // Every node carries the self-test block; it takes IntraNode port 0 when enabled.
         if p == 0 {
             selftest_on_port0(&d, width, &regs, &user_in, &user_out, &to_router, &from_router);

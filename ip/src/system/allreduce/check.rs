@@ -2,14 +2,18 @@
 //! random gaps and back-pressure everywhere, each output checked beat by beat against software
 //! ([`ReduceOp::apply`] in the documented order, headers from the program; the host's packets as
 //! the packet format delivers them: every header field, its check bits and the last beat's `tkeep`).
+//! The bench plays both neighbours' side of the grants: it grants every partial packet the engine
+//! sends (after a random delay) and checks that the engine never has more than [`SLOTS`] of them
+//! ungranted, and that it grants every packet it takes, to the node that sent it.
 
 use crate::Error;
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::testbench::Rng;
 
 use super::element::{ElementType, ReduceOp};
-use super::engine::{engine, FLAGS, PARTIAL_TAG, RESULT_TAG};
+use super::engine::{engine, FLAGS, GRANT_TAG, PARTIAL_TAG, RESULT_TAG, SLOTS};
 use crate::router::header::{with_ecc, Header};
+use crate::router::RouterConfig;
 
 /// A stream's beats: data, keep, last.
 type Beats = Vec<(u128, u128, bool)>;
@@ -96,7 +100,7 @@ pub fn check_wrong_id(seed: u64) -> Result<(u64, u64), Error> {
 
 fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64, wrong_id: bool) -> Result<(String, u64, u64), Error> {
     let bits = ty.bits();
-    let mut e = Evaluator::new(engine(128, ty)?);
+    let mut e = Evaluator::new(engine(128, ty, RouterConfig::default().max_packet_bytes)?);
     e.reset(2);
     let mut rng = Rng::new(seed);
     let (dst_a, dst_b, host) = (0x0004_1003u32, 0x0000_2041u32, 0x0008_2042u32);
@@ -138,12 +142,31 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
     let mut got = [0usize; 3];
     let total: usize = outputs.iter().map(|o| o.1.len()).sum();
     let mut cycle = 0u64;
-    while got.iter().sum::<usize>() < total {
+    // Grants: the bench's, due at a cycle, to the engine's port a between partial packets; the
+    // engine's, counted per sender; partial packets it has sent and the bench not yet granted.
+    let (mut due, mut granting, mut ungranted) = (vec![], false, 0usize);
+    let mut grants_got = [0usize; 2];
+    let mut a_out_inside = false;
+    let granted_all = |g: &[usize; 2]| g[0] == lengths.len() && g[1] == if root { lengths.len() } else { 0 };
+    while got.iter().sum::<usize>() < total || !granted_all(&grants_got) {
         cycle += 1;
         if cycle > 50 * total as u64 + 500 {
             return Err(Error::Mismatch(format!("seed {seed}: timed out with beats out {got:?} of {:?}, in {next:?}", outputs.iter().map(|o| o.1.len()).collect::<Vec<_>>())));
         }
         for (i, (name, beats, keep)) in inputs.iter().enumerate() {
+            // A grant goes in between two packets of port a.
+            let between = next[i] == 0 || beats[next[i] - 1].2;
+            if i == 1 && !offered[i] && !granting && between && due.first().is_some_and(|t| *t <= cycle) {
+                due.remove(0);
+                granting = true;
+                e.set_input("s_axis_a_tdata", head(0, GRANT_TAG, 0, 0));
+                e.set_input("s_axis_a_tkeep", 0xFFFF);
+                e.set_input("s_axis_a_tlast", 1);
+            }
+            if i == 1 && granting {
+                e.set_input("s_axis_a_tvalid", 1);
+                continue;
+            }
             if !offered[i] && next[i] < beats.len() && rng.chance(70) {
                 offered[i] = true;
             }
@@ -162,6 +185,10 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
             e.set_input(&format!("{name}_tready"), ready[i] as u128);
         }
         e.settle();
+        if granting && e.get_output("s_axis_a_tready") == 1 {
+            granting = false;
+            ungranted -= 1;
+        }
         for (i, (name, _, _)) in inputs.iter().enumerate() {
             if offered[i] && e.get_output(&format!("{name}_tready")) == 1 {
                 next[i] += 1;
@@ -172,8 +199,36 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
             if !(ready[i] && e.get_output(&format!("{name}_tvalid")) == 1) {
                 continue;
             }
+            let d = e.get_output(&format!("{name}_tdata"));
+            if i == 1 && !a_out_inside && Header::unpack(d).tag == GRANT_TAG {
+                // A grant to the sender of the packet it used up: port a's (dst_b's node; at the
+                // root dst_a's) or the root's port b's (dst_b's), at the port of this host.
+                let h = Header::unpack(d);
+                let to = (h.dst[0] | h.dst[1] << 6 | h.dst[2] << 12 | h.dst_port << 18) as u32;
+                let side = usize::from(root && to & 0x3FFFF == dst_b & 0x3FFFF);
+                let sender = if root { [dst_a, dst_b][side] } else { dst_b };
+                let want_to = (sender & 0x3FFFF) | (host & !0x3FFFF);
+                if to != want_to || h.length != 0 || e.get_output("m_axis_a_tlast") != 1 {
+                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: grant to {to:#08x} length {} where {want_to:#08x}, header only", h.length)));
+                }
+                grants_got[side] += 1;
+                if grants_got[side] > lengths.len() {
+                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: a grant more than the {} packets taken", lengths.len())));
+                }
+                continue;
+            }
             let (wd, wk, wl) = *want.get(got[i]).ok_or_else(|| Error::Mismatch(format!("seed {seed}: {name} sends a beat more than {}", want.len())))?;
-            let (d, l) = (e.get_output(&format!("{name}_tdata")), e.get_output(&format!("{name}_tlast")) == 1);
+            let l = e.get_output(&format!("{name}_tlast")) == 1;
+            if i == 1 && !root && !a_out_inside {
+                ungranted += 1;
+                if ungranted > SLOTS {
+                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: a partial packet started at beat {} with {SLOTS} ungranted before it", got[i])));
+                }
+                due.push(cycle + 1 + rng.below(80));
+            }
+            if i == 1 {
+                a_out_inside = !l;
+            }
             // Only the valid bytes of a last beat are compared (the others combine nothing).
             let mask = (0..16).filter(|j| wk >> j & 1 == 1).fold(0u128, |m, j| m | 0xFFu128 << (8 * j));
             if d & mask != wd & mask || l != wl {

@@ -18,6 +18,14 @@
 //! node (the host splits its vector the same way everywhere); each output packet keeps its input's
 //! length. A partial whose packet ends elsewhere than the contribution's is counted in `mismatches`.
 //!
+//! **Grants.** Partials arrive in a buffer of [`SLOTS`] whole packets per input (`a`, and `b` for
+//! the root), and a node sends a partial packet only into a free slot: it starts with [`SLOTS`]
+//! grants, spends one per partial packet, and gets one back as a header-only packet of tag
+//! [`GRANT_TAG`] on its port `a` each time the receiver's join has used such a packet up. A
+//! partial therefore never waits inside the network for its contribution, and nothing behind it
+//! (the butterfly's exchanges, other chains' packets, grants) waits for it: the engine's ports
+//! always drain, whatever the hosts send when.
+//!
 //! **Watchdog.** With `timeout` > 0, an operation in flight (a contribution packet taken whose
 //! result has not reached the host) that sees no beat move on any of the engine's six streams
 //! for `timeout` cycles is reported once: counter `timeouts` counts it and the host gets a
@@ -41,6 +49,7 @@ use crate::Error;
 
 use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 
+use super::packets::{merge_packets, packet_route};
 use crate::axis::packetize::{aggregate_with, payloads, sideband, sideband_header};
 use crate::router::header::{ecc_netlist, field, last_keep, ECC_LO};
 
@@ -50,6 +59,11 @@ pub const PARTIAL_TAG: u16 = 0xA11D;
 pub const RESULT_TAG: u16 = 0xA11E;
 /// Tag of the header-only packet that tells the host an operation timed out.
 pub const ERROR_TAG: u16 = 0xA11F;
+/// Tag of a grant: a header-only packet to a sender's port `a` that frees one slot of the buffer
+/// its partials arrive in.
+pub const GRANT_TAG: u16 = 0xA11C;
+/// Packet slots of each input buffer; a sender holds this many grants after reset.
+pub const SLOTS: usize = 2;
 /// The bits of the `flags` input, lowest first.
 pub const FLAGS: [&str; 6] = ["use_a", "use_b", "root", "fwd_a", "fwd_b", "no_result"];
 /// What each of [`FLAGS`] makes the node do (the register map's field descriptions).
@@ -72,8 +86,17 @@ pub fn module_name(ty: ElementType, width: usize) -> String {
     ty.module_name("allreduce", width)
 }
 
-/// Builds the engine for ports of `width` bits (a multiple of 128) and elements of `ty`.
-pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
+/// Words of each input buffer's memory for packets of up to `max_packet_bytes` (the router's
+/// limit): [`SLOTS`] whole packets, header beats included (the buffer holds its memory's words and
+/// two more).
+pub fn buffer_depth(width: usize, max_packet_bytes: usize) -> usize {
+    let flits = max_packet_bytes.div_ceil(width / 8) + 1;
+    (SLOTS * flits - 2).next_power_of_two()
+}
+
+/// Builds the engine for ports of `width` bits (a multiple of 128), elements of `ty`, and
+/// packets of at most `max_packet_bytes` (the router's limit; it sizes the input buffers).
+pub fn engine(width: usize, ty: ElementType, max_packet_bytes: usize) -> Result<Netlist, Error> {
     let bits = ty.bits();
     let d = Design::new();
     let host = d.axis_in("s_axis_host", AxisShape::data(width));
@@ -87,17 +110,29 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let op = d.input("op", 2);
     let timeout = d.input("timeout", 32);
 
+    d.section("grants arriving on port a: each frees a slot for one more partial packet of ours");
+    let a_tag = from_a.0.data.bits(field("tag").0, 16);
+    let (to_grants, _) = packet_route(&d, "a_grant", &from_a, a_tag.eq(GRANT_TAG as u32));
+    let [grants_in, partials_in] = d.steer(&from_a, to_grants);
+    grants_in.ready(d.lit(1, 1));
+    let granted = grants_in.fire().named("grant_received");
+
+    d.section("input buffers: a partial is sent only into a free slot, so both ports always drain");
+    let depth = buffer_depth(width, max_packet_bytes);
+    let (a_buffered, _) = d.stream_fifo("a_buffer", depth, &partials_in);
+    let (b_buffered, _) = d.stream_fifo("b_buffer", depth, &from_b);
+
     d.section("payloads, each beat with its packet's length and operation id (the header's user word)");
     let (h, h_head) = payloads(&d, "host_", &host);
-    let (a, a_head) = payloads(&d, "a_", &from_a);
-    let (b, b_head) = payloads(&d, "b_", &from_b);
+    let (a, a_head) = payloads(&d, "a_", &a_buffered);
+    let (b, b_head) = payloads(&d, "b_", &b_buffered);
     let user_lo = field("user").0;
     let id_of = |name: &str, packets: &Source<'_>, head: Sig<'_>| -> Sig<'_> {
         let id = d.reg(name, 32, 0);
         id.next_when(head, packets.0.data.bits(user_lo, 32));
         id.q
     };
-    let (h_id, a_id, b_id) = (id_of("host_op_id", &host, h_head), id_of("a_op_id", &from_a, a_head), id_of("b_op_id", &from_b, b_head));
+    let (h_id, a_id, b_id) = (id_of("host_op_id", &host, h_head), id_of("a_op_id", &a_buffered, a_head), id_of("b_op_id", &b_buffered, b_head));
     // A result arriving on port b keeps its operation id: side-band {id, length}.
     let b = Source(Axis { shape: b.0.shape.with_user(46), user: Some(b_id.cat(b.0.user.unwrap())), ..b.0.clone() });
     d.counter("contributions", h_head);
@@ -114,11 +149,19 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let a_ok = a.0.valid | !use_a;
     let b_ok = b_join.0.valid | !join_b;
     let k_ready = d.later(1);
-    let take = (k_ready & lengths.space).named("join_take");
+    // A node that sends partials starts a packet only with a grant in hand (the root sends none).
+    let grant_bits = (usize::BITS - SLOTS.leading_zeros()) as usize;
+    let grants = d.reg("grants", grant_bits, SLOTS as u128);
+    let in_packet = d.reg("join_in_packet", 1, 0);
+    let slot_ok = (root | in_packet.q | grants.q.any()).named("partial_slot_free");
+    let take = (k_ready & lengths.space & slot_ok).named("join_take");
     h.ready(take & a_ok & b_ok);
     a.ready(use_a & take & h.0.valid & b_ok);
     b_join.ready(join_b & take & h.0.valid & a_ok);
     let fire = (take & h.0.valid & a_ok & b_ok).named("join_fire");
+    in_packet.next_when(fire, !h.0.last.unwrap());
+    let spent = (fire & !in_packet.q & !root).named("grant_spent");
+    grants.next(grants.q + granted.zext(grant_bits) - spent.zext(grant_bits));
     d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
     d.counter("id_mismatches", fire & ((use_a & a_id.ne(h_id)) | (join_b & b_id.ne(h_id))));
     // An operand a node does not have is the operator's identity.
@@ -155,6 +198,31 @@ pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
     let result_tag = d.lit(RESULT_TAG as u128, 16);
     let packets_a = forged(&d, "a_out_", &to_a, dst_a, root.mux(result_tag, d.lit(PARTIAL_TAG as u128, 16)));
     let packets_b = forged(&d, "b_out_", &to_b, dst_b, result_tag);
+
+    d.section("grants out: one for every partial packet the join has used up, to its sender's port a");
+    // The sender into port a is dst_b's node (at the root dst_a's); into the root's port b, dst_b's.
+    let freed_a = (a.fire() & a.0.last.unwrap()).named("a_slot_freed");
+    let freed_b = (b_join.fire() & b_join.0.last.unwrap()).named("b_slot_freed");
+    let owed_a = d.reg("grants_owed_a", grant_bits, 0);
+    let owed_b = d.reg("grants_owed_b", grant_bits, 0);
+    let for_b = (!owed_a.q.any()).named("grant_for_b");
+    let sender = for_b.mux(dst_b, root.mux(dst_a, dst_b));
+    let grant_dst = host_dst.bits(18, 4).cat(sender.bits(0, 18)).named("grant_dst");
+    let grant_ready = d.later(1);
+    let grant_out = Source(Axis {
+        name: "grant".into(),
+        shape: AxisShape::data(width),
+        data: sideband_header(&d, sideband(grant_dst, d.lit(GRANT_TAG as u128, 16), d.lit(0, 14)), width),
+        keep: None,
+        last: Some(d.lit(1, 1)),
+        user: None,
+        valid: owed_a.q.any() | owed_b.q.any(),
+        ready: Some(grant_ready),
+    });
+    let grant_sent = (grant_out.0.valid & grant_ready).named("grant_sent");
+    owed_a.next(owed_a.q + freed_a.zext(grant_bits) - (grant_sent & !for_b).zext(grant_bits));
+    owed_b.next(owed_b.q + freed_b.zext(grant_bits) - (grant_sent & for_b).zext(grant_bits));
+    let packets_a = merge_packets(&d, "a_out", &grant_out, &packets_a);
     let host_user = to_host.0.user.unwrap();
     let packets_host = aggregate_with(&d, "host_out_", &strip_user(&to_host), |d, width| {
         d.section("the host's header: from and to this node's host port, no hops, check bits");

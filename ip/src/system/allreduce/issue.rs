@@ -16,7 +16,7 @@
 
 use super::element::ElementType;
 use super::engine::ERROR_TAG;
-use super::unit::{merge_packets, packet_route};
+use super::packets::{merge_packets, packet_route};
 use crate::axis::packetize::{sideband, sideband_header};
 use crate::router::header::field;
 use crate::Error;

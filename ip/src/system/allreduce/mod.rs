@@ -13,13 +13,14 @@ pub mod combine;
 pub mod element;
 pub mod engine;
 pub mod issue;
+pub mod packets;
 pub mod plan;
 pub mod stripes;
 pub mod unit;
 
 pub use collective::Collective;
 pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};
-pub use engine::{engine, module_name, COUNTERS, ERROR_TAG, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
+pub use engine::{engine, module_name, COUNTERS, ERROR_TAG, FLAGS, FLAG_MEANINGS, GRANT_TAG, PARTIAL_TAG, RESULT_TAG, SLOTS};
 pub use plan::{chain, packet_sizes, plan, plan_on, plan_rooted, reference, reference_f32, reference_on, reference_rooted, Program};
 pub use stripes::{Striping, MAX_STRIPES};
 
@@ -44,7 +45,7 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
     vec![
         crate::shipped::Shipped::new(
             spec,
-            |spec| export_netlist(spec, &engine(128, ElementType::F32)?),
+            |spec| export_netlist(spec, &engine(128, ElementType::F32, crate::router::RouterConfig::default().max_packet_bytes)?),
             || Ok::<_, crate::Error>(format!("{}; {}", check::check_engine(ElementType::F32, ReduceOp::Sum, true, 300, 5)?, check::check_engine(ElementType::F32, ReduceOp::Max, false, 300, 6)?)),
         ),
         crate::shipped::Shipped::new(

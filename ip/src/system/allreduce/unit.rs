@@ -23,9 +23,11 @@ use super::butterfly::{self, butterfly, BUTTERFLY_BYTES, EXCHANGE_TAG};
 use super::element::ElementType;
 use super::engine::{self, engine, COUNTERS};
 use crate::router::header::field;
+use crate::router::RouterConfig;
 use crate::Error;
 
-use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
+use super::packets::{merge_packets, packet_route};
+use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Source};
 
 /// Bit of a contribution header's `tag`: more packets of the same vector follow.
 pub const MORE: u16 = 1;
@@ -38,15 +40,17 @@ pub fn module_name(ty: ElementType, width: usize) -> String {
     ty.module_name("collectives", width)
 }
 
-/// Builds the unit for `width`-bit ports, elements of `ty`, on a torus of `dims`.
-pub fn unit(width: usize, ty: ElementType, dims: [usize; 3]) -> Result<Netlist, Error> {
+/// Builds the unit for the router `rc` (its width, its torus, its longest packet) and elements
+/// of `ty`.
+pub fn unit(rc: &RouterConfig, ty: ElementType) -> Result<Netlist, Error> {
+    let (width, dims) = (rc.width, rc.dims);
     let d = Design::new();
     let (data, keep) = (AxisShape::data(width), AxisShape::data(width).with_keep());
     let host = d.axis_in("s_axis_host", data);
     let from_a = d.axis_in("s_axis_a", keep);
     let from_b = d.axis_in("s_axis_b", keep);
     let small_bytes = d.input("small_bytes", 16);
-    let e = d.instance(&Rc::new(engine(width, ty)?), &engine::module_name(ty, width), "chain");
+    let e = d.instance(&Rc::new(engine(width, ty, rc.max_packet_bytes)?), &engine::module_name(ty, width), "chain");
     let shared = [("op", 2), ("host_dst", 22), ("timeout", 32)].map(|(name, w)| (name, d.input(name, w)));
     for (name, w) in [("flags", engine::FLAGS.len()), ("dst_a", 22), ("dst_b", 22)] {
         e.input(name).define(d.input(name, w));
@@ -107,31 +111,4 @@ pub fn unit(width: usize, ty: ElementType, dims: [usize; 3]) -> Result<Netlist, 
     }
     d.output("butterflies", b.output("results"));
     Ok(d.finish())
-}
-
-/// A packet's route, `at_header` as its header beat gave it, held to its last beat; and whether
-/// the beat on `packets` is past a header.
-pub(super) fn packet_route<'d>(d: &'d Design, name: &str, packets: &Source<'d>, at_header: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
-    let inside = d.reg(&format!("{name}_in_packet"), 1, 0);
-    let route = d.reg(&format!("{name}_route"), 1, 0);
-    let sel = inside.q.mux(route.q, at_header).named(&format!("{name}_to_first"));
-    let fire = packets.fire();
-    inside.next_when(fire, !packets.0.last.unwrap());
-    route.next_when(fire & !inside.q, at_header);
-    (sel, inside.q)
-}
-
-/// Two packet streams into one, a whole packet at a time; `x` first when both wait.
-pub(super) fn merge_packets<'d>(d: &'d Design, name: &str, x: &Source<'d>, y: &Source<'d>) -> Source<'d> {
-    let busy = d.reg(&format!("{name}_busy"), 1, 0);
-    let cur = d.reg(&format!("{name}_from_first"), 1, 0);
-    let sel = busy.q.mux(cur.q, x.0.valid).named(&format!("{name}_sel"));
-    let r = d.later(1);
-    x.ready(sel & r);
-    y.ready(!sel & r);
-    let valid = sel.mux(x.0.valid, y.0.valid);
-    let last = sel.mux(x.0.last.unwrap(), y.0.last.unwrap());
-    busy.next_when(valid & r, !last);
-    cur.next(sel);
-    Source(Axis { name: name.into(), data: sel.mux(x.0.data, y.0.data), keep: x.0.keep.map(|k| sel.mux(k, y.0.keep.unwrap())), last: Some(last), valid, ready: Some(r), ..x.0.clone() })
 }
