@@ -43,3 +43,14 @@ fn a_partial_of_another_operation_is_counted() {
         assert!(beats > 0 && mismatches == beats, "seed {seed}: {mismatches} id mismatches over a packet of {beats} beats");
     }
 }
+
+/// A chain node whose receiver grants nothing stops once its next partial packet would not fit
+/// the receiver's buffer, never before and never after, and goes on when the grants come.
+#[test]
+fn a_chain_node_sends_no_partial_its_receiver_has_no_room_for() {
+    use weft_ip::system::allreduce::check::check_credit;
+    for seed in [31, 32] {
+        let ungranted = check_credit(seed).unwrap();
+        println!("seed {seed}: stopped with {ungranted} beats ungranted");
+    }
+}

@@ -124,5 +124,6 @@ fn an_early_partial_does_not_hold_up_the_butterfly() {
     let grant = out_a.iter().find(|p| Header::unpack(p[0]).tag == GRANT_TAG).expect("the partial's slot is granted back");
     let g = Header::unpack(grant[0]);
     assert_eq!((pack(g.dst, g.dst_port), g.length, grant.len()), (pack([0, 1, 0], PORT_A), 0, 1), "a header-only grant to the sender's port a");
+    assert_eq!(g.user, 1 + 512 / 16, "it frees the partial's beats, header included");
     println!("short result after {done} cycles; the partial joined, forwarded and granted");
 }

@@ -2,16 +2,17 @@
 //! random gaps and back-pressure everywhere, each output checked beat by beat against software
 //! ([`ReduceOp::apply`] in the documented order, headers from the program; the host's packets as
 //! the packet format delivers them: every header field, its check bits and the last beat's `tkeep`).
-//! The bench plays both neighbours' side of the grants: it grants every partial packet the engine
-//! sends (after a random delay) and checks that the engine never has more than [`SLOTS`] of them
-//! ungranted, and that it grants every packet it takes, to the node that sent it.
+//! The bench plays both neighbours' side of the grants: it grants the beats of every partial
+//! packet the engine sends (after a random delay) and checks that the engine never has more beats
+//! ungranted than its receiver's buffer holds, and that it grants every beat it takes, to the node
+//! that sent it.
 
 use crate::Error;
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::testbench::Rng;
 
 use super::element::{ElementType, ReduceOp};
-use super::engine::{engine, FLAGS, GRANT_TAG, PARTIAL_TAG, RESULT_TAG, SLOTS};
+use super::engine::{buffer_beats, engine, FLAGS, GRANT_TAG, PARTIAL_TAG, RESULT_TAG};
 use crate::router::header::{with_ecc, Header};
 use crate::router::RouterConfig;
 
@@ -83,7 +84,7 @@ fn delivered(at: u32, bytes: usize, id: u32) -> u128 {
 /// `words` elements in random packets, each with a random operation id; the engine must count no
 /// id mismatch.
 pub fn check_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64) -> Result<String, Error> {
-    let (report, mismatches, _) = run_engine(ty, op, root, words, seed, false)?;
+    let (report, mismatches, _, _) = run_engine(ty, op, root, words, seed, false, false)?;
     if mismatches != 0 {
         return Err(Error::Mismatch(format!("seed {seed}: the engine counted {mismatches} id mismatches where every id agreed")));
     }
@@ -94,13 +95,23 @@ pub fn check_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, see
 /// joins: returns the engine's `id_mismatches` and the beats of that packet (every result is
 /// still checked).
 pub fn check_wrong_id(seed: u64) -> Result<(u64, u64), Error> {
-    let (_, mismatches, beats) = run_engine(ElementType::F32, ReduceOp::Sum, false, 120, seed, true)?;
+    let (_, mismatches, beats, _) = run_engine(ElementType::F32, ReduceOp::Sum, false, 120, seed, true, false)?;
     Ok((mismatches, beats))
 }
 
-fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64, wrong_id: bool) -> Result<(String, u64, u64), Error> {
+/// A chain node sending more partial beats than its receiver's buffer holds, its grants withheld
+/// until it stops: returns the beats it had sent ungranted when it stopped (every output is still
+/// checked, and the engine must have stopped only because its next packet did not fit).
+pub fn check_credit(seed: u64) -> Result<usize, Error> {
+    run_engine(ElementType::F32, ReduceOp::Sum, false, 1_500, seed, false, true)?.3.ok_or_else(|| Error::Mismatch(format!("seed {seed}: the engine never stopped for want of room")))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64, wrong_id: bool, mut withhold: bool) -> Result<(String, u64, u64, Option<usize>), Error> {
     let bits = ty.bits();
-    let mut e = Evaluator::new(engine(128, ty, RouterConfig::default().max_packet_bytes)?);
+    let max_packet = RouterConfig::default().max_packet_bytes;
+    let mut e = Evaluator::new(engine(128, ty, max_packet)?);
+    let capacity = buffer_beats(128, max_packet);
     e.reset(2);
     let mut rng = Rng::new(seed);
     let (dst_a, dst_b, host) = (0x0004_1003u32, 0x0000_2041u32, 0x0008_2042u32);
@@ -144,26 +155,34 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
     let mut cycle = 0u64;
     // Grants: the bench's, due at a cycle, to the engine's port a between partial packets; the
     // engine's, counted per sender; partial packets it has sent and the bench not yet granted.
-    let (mut due, mut granting, mut ungranted) = (vec![], false, 0usize);
+    let (mut due, mut granting, mut ungranted): (Vec<(u64, usize)>, Option<usize>, usize) = (vec![], None, 0);
     let mut grants_got = [0usize; 2];
-    let mut a_out_inside = false;
-    let granted_all = |g: &[usize; 2]| g[0] == lengths.len() && g[1] == if root { lengths.len() } else { 0 };
+    let (mut a_out_inside, mut a_out_beats, mut a_out_packets, mut last_a_out) = (false, 0usize, 0usize, 0u64);
+    // Every packet's beats, header included: what the engine must grant back per input.
+    let out_beats: Vec<usize> = lengths.iter().map(|n| 1 + (n * bits).div_ceil(128)).collect();
+    let packet_beats: usize = out_beats.iter().sum();
+    let mut stalled_at = None;
+    let granted_all = |g: &[usize; 2]| g[0] == packet_beats && g[1] == if root { packet_beats } else { 0 };
     while got.iter().sum::<usize>() < total || !granted_all(&grants_got) {
         cycle += 1;
         if cycle > 50 * total as u64 + 500 {
-            return Err(Error::Mismatch(format!("seed {seed}: timed out with beats out {got:?} of {:?}, in {next:?}", outputs.iter().map(|o| o.1.len()).collect::<Vec<_>>())));
+            return Err(Error::Mismatch(format!(
+                "seed {seed}: timed out with beats out {got:?} of {:?}, in {next:?}, beats granted back {grants_got:?} of {packet_beats}, idle {}",
+                outputs.iter().map(|o| o.1.len()).collect::<Vec<_>>(),
+                e.get_output("idle")
+            )));
         }
         for (i, (name, beats, keep)) in inputs.iter().enumerate() {
             // A grant goes in between two packets of port a.
             let between = next[i] == 0 || beats[next[i] - 1].2;
-            if i == 1 && !offered[i] && !granting && between && due.first().is_some_and(|t| *t <= cycle) {
-                due.remove(0);
-                granting = true;
-                e.set_input("s_axis_a_tdata", head(0, GRANT_TAG, 0, 0));
+            if i == 1 && !offered[i] && granting.is_none() && between && due.first().is_some_and(|t| t.0 <= cycle) {
+                let beats = due.remove(0).1;
+                granting = Some(beats);
+                e.set_input("s_axis_a_tdata", head(0, GRANT_TAG, 0, beats as u32));
                 e.set_input("s_axis_a_tkeep", 0xFFFF);
                 e.set_input("s_axis_a_tlast", 1);
             }
-            if i == 1 && granting {
+            if i == 1 && granting.is_some() {
                 e.set_input("s_axis_a_tvalid", 1);
                 continue;
             }
@@ -180,14 +199,24 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
             }
             e.set_input(&format!("{name}_tvalid"), offered[i] as u128);
         }
+        // Withheld grants: once the engine has sent nothing for 200 cycles, it must have stopped
+        // for want of room (the next packet does not fit), and every grant is released.
+        if withhold && stalled_at.is_none() && cycle > last_a_out + 200 && a_out_packets < out_beats.len() {
+            if ungranted + out_beats[a_out_packets] <= capacity {
+                return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: stopped with {ungranted} beats ungranted, room for the next packet of {}", out_beats[a_out_packets])));
+            }
+            stalled_at = Some(ungranted);
+            due.iter_mut().for_each(|d| d.0 = cycle);
+            withhold = false;
+        }
         let ready: Vec<bool> = outputs.iter().map(|_| rng.chance(60)).collect();
         for (i, (name, _)) in outputs.iter().enumerate() {
             e.set_input(&format!("{name}_tready"), ready[i] as u128);
         }
         e.settle();
-        if granting && e.get_output("s_axis_a_tready") == 1 {
-            granting = false;
-            ungranted -= 1;
+        if let Some(beats) = granting.filter(|_| e.get_output("s_axis_a_tready") == 1) {
+            granting = None;
+            ungranted -= beats;
         }
         for (i, (name, _, _)) in inputs.iter().enumerate() {
             if offered[i] && e.get_output(&format!("{name}_tready")) == 1 {
@@ -208,23 +237,34 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
                 let side = usize::from(root && to & 0x3FFFF == dst_b & 0x3FFFF);
                 let sender = if root { [dst_a, dst_b][side] } else { dst_b };
                 let want_to = (sender & 0x3FFFF) | (host & !0x3FFFF);
-                if to != want_to || h.length != 0 || e.get_output("m_axis_a_tlast") != 1 {
-                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: grant to {to:#08x} length {} where {want_to:#08x}, header only", h.length)));
+                if to != want_to || h.length != 0 || h.user == 0 || e.get_output("m_axis_a_tlast") != 1 {
+                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: grant of {} beats to {to:#08x} length {} where {want_to:#08x}, header only", h.user, h.length)));
                 }
-                grants_got[side] += 1;
-                if grants_got[side] > lengths.len() {
-                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: a grant more than the {} packets taken", lengths.len())));
+                grants_got[side] += h.user as usize;
+                if grants_got[side] > packet_beats {
+                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: {} beats granted, more than the {packet_beats} taken", grants_got[side])));
                 }
                 continue;
             }
             let (wd, wk, wl) = *want.get(got[i]).ok_or_else(|| Error::Mismatch(format!("seed {seed}: {name} sends a beat more than {}", want.len())))?;
             let l = e.get_output(&format!("{name}_tlast")) == 1;
-            if i == 1 && !root && !a_out_inside {
-                ungranted += 1;
-                if ungranted > SLOTS {
-                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: a partial packet started at beat {} with {SLOTS} ungranted before it", got[i])));
+            if i == 1 && !root {
+                // The receiver's buffer must have room for the whole packet as it starts.
+                if !a_out_inside {
+                    a_out_beats = out_beats[a_out_packets];
+                    a_out_packets += 1;
+                    ungranted += a_out_beats;
+                    if ungranted > capacity {
+                        return Err(Error::Mismatch(format!(
+                            "seed {seed}, cycle {cycle}: a partial packet started at beat {} with {ungranted} beats ungranted, more than the {capacity} its receiver holds",
+                            got[i]
+                        )));
+                    }
                 }
-                due.push(cycle + 1 + rng.below(80));
+                if l {
+                    due.push((if withhold { u64::MAX } else { cycle + 1 + rng.below(80) }, a_out_beats));
+                }
+                last_a_out = cycle;
             }
             if i == 1 {
                 a_out_inside = !l;
@@ -245,7 +285,7 @@ fn run_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64
     let role = if root { "root" } else { "chain node" };
     let beats = lengths.get(1).map_or(0, |n| n.div_ceil(128 / bits)) as u64;
     let report = format!("{role}, {} {} ({words} elements in {} packets): every output bit-exact under random valid 70 % / ready 60 %, {cycle} cycles", ty.name(), op.name(), lengths.len());
-    Ok((report, e.get_output("id_mismatches") as u64, beats))
+    Ok((report, e.get_output("id_mismatches") as u64, beats, stalled_at))
 }
 
 /// The butterfly ([`mod@super::butterfly`]) of every node of a torus of `dims`, in the built-in

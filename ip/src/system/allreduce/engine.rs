@@ -18,13 +18,14 @@
 //! node (the host splits its vector the same way everywhere); each output packet keeps its input's
 //! length. A partial whose packet ends elsewhere than the contribution's is counted in `mismatches`.
 //!
-//! **Grants.** Partials arrive in a buffer of [`SLOTS`] whole packets per input (`a`, and `b` for
-//! the root), and a node sends a partial packet only into a free slot: it starts with [`SLOTS`]
-//! grants, spends one per partial packet, and gets one back as a header-only packet of tag
-//! [`GRANT_TAG`] on its port `a` each time the receiver's join has used such a packet up. A
-//! partial therefore never waits inside the network for its contribution, and nothing behind it
-//! (the butterfly's exchanges, other chains' packets, grants) waits for it: the engine's ports
-//! always drain, whatever the hosts send when.
+//! **Grants.** Partials arrive in a buffer per input (`a`, and `b` for the root) of
+//! [`buffer_beats()`] beats, and a node starts a partial packet only when its receiver's buffer
+//! has room for all of it: it holds that many beats of credit after reset, spends a packet's beats
+//! (header included) as it starts the packet, and gets them back once the receiver's join has used
+//! up 64 beats' worth of packets, or has nothing left to join, in a header-only packet of tag
+//! [`GRANT_TAG`] to its port `a` whose `user` word counts the beats freed. A partial therefore never waits inside the network for its
+//! contribution, and nothing behind it (the butterfly's exchanges, other chains' packets, grants)
+//! waits for it: the engine's ports always drain, whatever the hosts send when.
 //!
 //! **Watchdog.** With `timeout` > 0, an operation in flight (a contribution packet taken whose
 //! result has not reached the host) that sees no beat move on any of the engine's six streams
@@ -59,11 +60,16 @@ pub const PARTIAL_TAG: u16 = 0xA11D;
 pub const RESULT_TAG: u16 = 0xA11E;
 /// Tag of the header-only packet that tells the host an operation timed out.
 pub const ERROR_TAG: u16 = 0xA11F;
-/// Tag of a grant: a header-only packet to a sender's port `a` that frees one slot of the buffer
-/// its partials arrive in.
+/// Tag of a grant: a header-only packet to a sender's port `a` whose `user` word counts the beats
+/// freed in the buffer its partials arrive in.
 pub const GRANT_TAG: u16 = 0xA11C;
-/// Packet slots of each input buffer; a sender holds this many grants after reset.
-pub const SLOTS: usize = 2;
+/// Beats of partials in flight toward one engine input that keep a chain at the links' rate:
+/// about a packet's way there and its grant's way back (two hops of some 40 cycles) plus the
+/// packet itself.
+const ROUND_TRIP_BEATS: usize = 256;
+/// Beats freed that make a grant due (a quarter of the smallest buffer); less is granted once the
+/// buffer is empty.
+const GRANT_BATCH: usize = ROUND_TRIP_BEATS / 4;
 /// The bits of the `flags` input, lowest first.
 pub const FLAGS: [&str; 6] = ["use_a", "use_b", "root", "fwd_a", "fwd_b", "no_result"];
 /// What each of [`FLAGS`] makes the node do (the register map's field descriptions).
@@ -87,11 +93,16 @@ pub fn module_name(ty: ElementType, width: usize) -> String {
 }
 
 /// Words of each input buffer's memory for packets of up to `max_packet_bytes` (the router's
-/// limit): [`SLOTS`] whole packets, header beats included (the buffer holds its memory's words and
-/// two more).
+/// limit): room for the round trip, and for two of the longest packets, header beats included.
 pub fn buffer_depth(width: usize, max_packet_bytes: usize) -> usize {
     let flits = max_packet_bytes.div_ceil(width / 8) + 1;
-    (SLOTS * flits - 2).next_power_of_two()
+    (2 * flits).max(ROUND_TRIP_BEATS).next_power_of_two()
+}
+
+/// Beats each input buffer holds: its memory's words and two registers; a sender's credit after
+/// reset.
+pub fn buffer_beats(width: usize, max_packet_bytes: usize) -> usize {
+    buffer_depth(width, max_packet_bytes) + 2
 }
 
 /// Builds the engine for ports of `width` bits (a multiple of 128), elements of `ty`, and
@@ -115,18 +126,20 @@ pub fn engine(width: usize, ty: ElementType, max_packet_bytes: usize) -> Result<
     let (to_grants, _) = packet_route(&d, "a_grant", &from_a, a_tag.eq(GRANT_TAG as u32));
     let [grants_in, partials_in] = d.steer(&from_a, to_grants);
     grants_in.ready(d.lit(1, 1));
-    let granted = grants_in.fire().named("grant_received");
+    let user_lo = field("user").0;
+    let capacity = buffer_beats(width, max_packet_bytes);
+    let credit_bits = (usize::BITS - capacity.leading_zeros()) as usize;
+    let granted = grants_in.fire().mux(from_a.0.data.bits(user_lo, credit_bits), d.lit(0, credit_bits)).named("beats_granted");
 
     d.section("input buffers: a partial is sent only into a free slot, so both ports always drain");
     let depth = buffer_depth(width, max_packet_bytes);
-    let (a_buffered, _) = d.stream_fifo("a_buffer", depth, &partials_in);
-    let (b_buffered, _) = d.stream_fifo("b_buffer", depth, &from_b);
+    let (a_buffered, a_fill) = d.stream_fifo("a_buffer", depth, &partials_in);
+    let (b_buffered, b_fill) = d.stream_fifo("b_buffer", depth, &from_b);
 
     d.section("payloads, each beat with its packet's length and operation id (the header's user word)");
     let (h, h_head) = payloads(&d, "host_", &host);
     let (a, a_head) = payloads(&d, "a_", &a_buffered);
     let (b, b_head) = payloads(&d, "b_", &b_buffered);
-    let user_lo = field("user").0;
     let id_of = |name: &str, packets: &Source<'_>, head: Sig<'_>| -> Sig<'_> {
         let id = d.reg(name, 32, 0);
         id.next_when(head, packets.0.data.bits(user_lo, 32));
@@ -149,19 +162,21 @@ pub fn engine(width: usize, ty: ElementType, max_packet_bytes: usize) -> Result<
     let a_ok = a.0.valid | !use_a;
     let b_ok = b_join.0.valid | !join_b;
     let k_ready = d.later(1);
-    // A node that sends partials starts a packet only with a grant in hand (the root sends none).
-    let grant_bits = (usize::BITS - SLOTS.leading_zeros()) as usize;
-    let grants = d.reg("grants", grant_bits, SLOTS as u128);
+    // A node that sends partials starts a packet only with credit for all its beats (the root
+    // sends none).
+    let beats_of = |length| packet_beats(length, width, credit_bits);
+    let credit = d.reg("credit", credit_bits, capacity as u128);
     let in_packet = d.reg("join_in_packet", 1, 0);
-    let slot_ok = (root | in_packet.q | grants.q.any()).named("partial_slot_free");
-    let take = (k_ready & lengths.space & slot_ok).named("join_take");
+    let h_beats = beats_of(h.0.user.unwrap()).named("partial_beats");
+    let room = (root | in_packet.q | credit.q.ge(h_beats)).named("partial_has_room");
+    let take = (k_ready & lengths.space & room).named("join_take");
     h.ready(take & a_ok & b_ok);
     a.ready(use_a & take & h.0.valid & b_ok);
     b_join.ready(join_b & take & h.0.valid & a_ok);
     let fire = (take & h.0.valid & a_ok & b_ok).named("join_fire");
     in_packet.next_when(fire, !h.0.last.unwrap());
-    let spent = (fire & !in_packet.q & !root).named("grant_spent");
-    grants.next(grants.q + granted.zext(grant_bits) - spent.zext(grant_bits));
+    let spent = (fire & !in_packet.q & !root).mux(h_beats, d.lit(0, credit_bits)).named("credit_spent");
+    credit.next(credit.q + granted - spent);
     d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
     d.counter("id_mismatches", fire & ((use_a & a_id.ne(h_id)) | (join_b & b_id.ne(h_id))));
     // An operand a node does not have is the operator's identity.
@@ -199,29 +214,35 @@ pub fn engine(width: usize, ty: ElementType, max_packet_bytes: usize) -> Result<
     let packets_a = forged(&d, "a_out_", &to_a, dst_a, root.mux(result_tag, d.lit(PARTIAL_TAG as u128, 16)));
     let packets_b = forged(&d, "b_out_", &to_b, dst_b, result_tag);
 
-    d.section("grants out: one for every partial packet the join has used up, to its sender's port a");
+    d.section("grants out: the beats of every partial packet the join has used up, to its sender's port a");
     // The sender into port a is dst_b's node (at the root dst_a's); into the root's port b, dst_b's.
-    let freed_a = (a.fire() & a.0.last.unwrap()).named("a_slot_freed");
-    let freed_b = (b_join.fire() & b_join.0.last.unwrap()).named("b_slot_freed");
-    let owed_a = d.reg("grants_owed_a", grant_bits, 0);
-    let owed_b = d.reg("grants_owed_b", grant_bits, 0);
-    let for_b = (!owed_a.q.any()).named("grant_for_b");
-    let sender = for_b.mux(dst_b, root.mux(dst_a, dst_b));
+    let zero = d.lit(0, credit_bits);
+    let freed_a = (a.fire() & a.0.last.unwrap()).mux(beats_of(a.0.user.unwrap()), zero).named("a_beats_freed");
+    let freed_b = (b_join.fire() & b_join.0.last.unwrap()).mux(beats_of(b_join.0.user.unwrap().bits(0, 14)), zero).named("b_beats_freed");
+    let owed_a = d.reg("owed_a", credit_bits, 0);
+    let owed_b = d.reg("owed_b", credit_bits, 0);
+    // A grant's count is fixed when it starts, and held until the router takes it.
+    let sending = d.reg("grant_valid", 1, 0);
+    let count = d.reg("grant_beats", credit_bits, 0);
+    let to_b = d.reg("grant_to_b", 1, 0);
+    // Grants share the links with the results going the same way: one per GRANT_BATCH beats
+    // freed, and whatever is owed once the buffer is empty and no contribution waits.
+    let settled = (!host.0.valid).named("no_contribution_waiting");
+    let due_a = (owed_a.q.ge(GRANT_BATCH as u32) | (owed_a.q.any() & a_fill.is_zero() & settled)).named("grant_due_a");
+    let due_b = (owed_b.q.ge(GRANT_BATCH as u32) | (owed_b.q.any() & b_fill.is_zero() & settled)).named("grant_due_b");
+    let start = (!sending.q & (due_a | due_b)).named("grant_start");
+    let pick_b = (!due_a).named("grant_pick_b");
+    count.next_when(start, pick_b.mux(owed_b.q, owed_a.q));
+    to_b.next_when(start, pick_b);
+    owed_a.next(owed_a.q + freed_a - (start & !pick_b).mux(owed_a.q, zero));
+    owed_b.next(owed_b.q + freed_b - (start & pick_b).mux(owed_b.q, zero));
+    let sender = to_b.q.mux(dst_b, root.mux(dst_a, dst_b));
     let grant_dst = host_dst.bits(18, 4).cat(sender.bits(0, 18)).named("grant_dst");
     let grant_ready = d.later(1);
-    let grant_out = Source(Axis {
-        name: "grant".into(),
-        shape: AxisShape::data(width),
-        data: sideband_header(&d, sideband(grant_dst, d.lit(GRANT_TAG as u128, 16), d.lit(0, 14)), width),
-        keep: None,
-        last: Some(d.lit(1, 1)),
-        user: None,
-        valid: owed_a.q.any() | owed_b.q.any(),
-        ready: Some(grant_ready),
-    });
-    let grant_sent = (grant_out.0.valid & grant_ready).named("grant_sent");
-    owed_a.next(owed_a.q + freed_a.zext(grant_bits) - (grant_sent & !for_b).zext(grant_bits));
-    owed_b.next(owed_b.q + freed_b.zext(grant_bits) - (grant_sent & for_b).zext(grant_bits));
+    let grant_header = sideband_header(&d, sideband(grant_dst, d.lit(GRANT_TAG as u128, 16), d.lit(0, 14)), width) | count.q.zext(width).shl_const(user_lo);
+    let grant_out =
+        Source(Axis { name: "grant".into(), shape: AxisShape::data(width), data: grant_header, keep: None, last: Some(d.lit(1, 1)), user: None, valid: sending.q, ready: Some(grant_ready) });
+    sending.set_when(start).clear_when(sending.q & grant_ready);
     let packets_a = merge_packets(&d, "a_out", &grant_out, &packets_a);
     let host_user = to_host.0.user.unwrap();
     let packets_host = aggregate_with(&d, "host_out_", &strip_user(&to_host), |d, width| {
@@ -274,6 +295,12 @@ pub fn engine(width: usize, ty: ElementType, max_packet_bytes: usize) -> Result<
     });
     d.connect(&host_out, &d.axis_out("m_axis_host", AxisShape::data(width).with_keep()))?;
     Ok(d.finish())
+}
+
+/// Beats of a packet of `length` bytes on `width`-bit ports, its header included, in `bits` bits.
+fn packet_beats(length: Sig<'_>, width: usize, bits: usize) -> Sig<'_> {
+    let shift = (width / 8).trailing_zeros() as usize;
+    ((length.zext(16) + (width / 8 - 1) as u32).bits(shift, bits) + 1u32).bits(0, bits)
 }
 
 /// A header as the router delivers a packet injected at the host's own port: `dst` and `src`
