@@ -115,7 +115,7 @@ wire root;
 wire fwd_a;
 wire fwd_b;
 wire no_result;
-// grants arriving on port a: each frees a slot for one more partial packet of ours
+// grants arriving on port a: credit for the beats of our partials the receiver has used up
 wire s_axis_a_tdata_is41244;
 reg a_grant_in_packet;
 reg a_grant_route;
@@ -123,7 +123,7 @@ wire a_grant_to_first;
 wire s_axis_a_tvalid_and;
 wire a_buffer_wr_sel;
 wire [8:0] beats_granted;
-// input buffers: a partial is sent only into a free slot, so both ports always drain
+// input buffers: a partial is sent only when all of it fits, so both ports always drain
 wire s_axis_a_tvalid_and_2;
 reg [8:0] a_buffer_wr;
 reg [8:0] a_buffer_rd;
@@ -324,6 +324,7 @@ reg [8:0] owed_b;
 reg grant_valid;
 reg [8:0] grant_beats;
 reg grant_to_b;
+wire no_contribution_waiting;
 wire grant_due_a;
 wire grant_due_b;
 wire grant_start;
@@ -368,7 +369,6 @@ reg [15:0] outstanding;
 wire result_delivered;
 wire contributed;
 wire awaited_result;
-wire outstanding_is0;
 wire progress;
 reg [31:0] idle_cycles;
 reg timeout_reported;
@@ -414,14 +414,14 @@ assign fwd_a = flags[3];
 assign fwd_b = flags[4];
 assign no_result = flags[5];
 
-// ---- grants arriving on port a: each frees a slot for one more partial packet of ours ----
+// ---- grants arriving on port a: credit for the beats of our partials the receiver has used up ----
 assign s_axis_a_tdata_is41244 = s_axis_a_tdata[73:58] == 16'ha11c;
 assign a_grant_to_first = a_grant_in_packet ? a_grant_route : s_axis_a_tdata_is41244;
 assign s_axis_a_tvalid_and = s_axis_a_tvalid & a_buffer_wr_sel;
 assign a_buffer_wr_sel = a_grant_to_first ? 1'h1 : a_buffer_wr_lt;
 assign beats_granted = (s_axis_a_tvalid & a_grant_to_first & 1'h1) ? s_axis_a_tdata[96:88] : 9'h0;
 
-// ---- input buffers: a partial is sent only into a free slot, so both ports always drain ----
+// ---- input buffers: a partial is sent only when all of it fits, so both ports always drain ----
 assign s_axis_a_tvalid_and_2 = s_axis_a_tvalid & (~a_grant_to_first) & a_buffer_wr_lt;
 assign a_buffer_wr_eq = a_buffer_wr == a_buffer_rd;
 assign a_buffer_second_valid_and = a_buffer_second_valid & (~a_buffer_valid_and);
@@ -578,8 +578,9 @@ assign a_length_plus = ({2'h0, a_length}) + 16'hf;
 assign a_beats_freed = (a_in_packet_and & use_a_and & a_buffer_head2) ? (a_length_plus[12:4] + 9'h1) : 9'h0;
 assign b_op_id_plus = ({2'h0, b_op_id_cat[13:0]}) + 16'hf;
 assign b_beats_freed = (b_in_packet_and_2 & join_b_and & b_buffer_head2) ? (b_op_id_plus[12:4] + 9'h1) : 9'h0;
-assign grant_due_a = (~(owed_a < 9'h40)) | ((~(owed_a == 9'h0)) & (a_buffer_fill == 9'h0) & outstanding_is0);
-assign grant_due_b = (~(owed_b < 9'h40)) | ((~(owed_b == 9'h0)) & (b_buffer_fill == 9'h0) & outstanding_is0);
+assign no_contribution_waiting = ~s_axis_host_tvalid;
+assign grant_due_a = (~(owed_a < 9'h40)) | ((~(owed_a == 9'h0)) & (a_buffer_fill == 9'h0) & no_contribution_waiting);
+assign grant_due_b = (~(owed_b < 9'h40)) | ((~(owed_b == 9'h0)) & (b_buffer_fill == 9'h0) & no_contribution_waiting);
 assign grant_start = (~grant_valid) & (grant_due_a | grant_due_b);
 assign grant_pick_b = ~grant_due_a;
 assign dst_b_sel = grant_to_b ? dst_b : (root ? dst_a : dst_b);
@@ -626,7 +627,6 @@ assign free_and_3 = free_3 & host_out_in_frame;
 assign result_delivered = host_out_out_valid & m_axis_host_tready_and & host_out_out_last;
 assign contributed = host_head & (~(packet_length == 14'h0)) & (~no_result);
 assign awaited_result = result_delivered & ((~(outstanding == 16'h0)) | contributed);
-assign outstanding_is0 = outstanding == 16'h0;
 assign progress = (s_axis_host_tvalid & join_take_sel) | (s_axis_a_tvalid & a_buffer_wr_sel) |
     (s_axis_b_tvalid & b_buffer_wr_lt) | (grant_valid_sel & m_axis_a_tready) |
     (b_out_out_valid & m_axis_b_tready) | (host_out_out_valid & m_axis_host_tready_and);

@@ -7,7 +7,7 @@
 //! partial of the long operation, and it reaches port `a` before the butterfly partners'
 //! exchanges. A unit whose port `a` waited for that partial's contribution would hang here; the
 //! unit must deliver the short result (checked against the butterfly's order), then join the
-//! partial with the contribution (checked against the chain's order), and grant the slot back.
+//! partial with the contribution (checked against the chain's order), and grant its beats back.
 
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::testbench::Rng;
@@ -121,7 +121,7 @@ fn an_early_partial_does_not_hold_up_the_butterfly() {
     assert_eq!((pack(h.dst, h.dst_port), h.length, h.user), (dst_a, 512, 8));
     let got: Vec<u32> = partial_out[1..].iter().flat_map(|w| (0..4).map(move |j| (w >> (32 * j)) as u32)).collect();
     assert_eq!(got, long, "(a ∘ h) ∘ identity per element");
-    let grant = out_a.iter().find(|p| Header::unpack(p[0]).tag == GRANT_TAG).expect("the partial's slot is granted back");
+    let grant = out_a.iter().find(|p| Header::unpack(p[0]).tag == GRANT_TAG).expect("the partial's beats are granted back");
     let g = Header::unpack(grant[0]);
     assert_eq!((pack(g.dst, g.dst_port), g.length, grant.len()), (pack([0, 1, 0], PORT_A), 0, 1), "a header-only grant to the sender's port a");
     assert_eq!(g.user, 1 + 512 / 16, "it frees the partial's beats, header included");

@@ -121,7 +121,7 @@ pub fn engine(width: usize, ty: ElementType, max_packet_bytes: usize) -> Result<
     let op = d.input("op", 2);
     let timeout = d.input("timeout", 32);
 
-    d.section("grants arriving on port a: each frees a slot for one more partial packet of ours");
+    d.section("grants arriving on port a: credit for the beats of our partials the receiver has used up");
     let a_tag = from_a.0.data.bits(field("tag").0, 16);
     let (to_grants, _) = packet_route(&d, "a_grant", &from_a, a_tag.eq(GRANT_TAG as u32));
     let [grants_in, partials_in] = d.steer(&from_a, to_grants);
@@ -131,7 +131,7 @@ pub fn engine(width: usize, ty: ElementType, max_packet_bytes: usize) -> Result<
     let credit_bits = (usize::BITS - capacity.leading_zeros()) as usize;
     let granted = grants_in.fire().mux(from_a.0.data.bits(user_lo, credit_bits), d.lit(0, credit_bits)).named("beats_granted");
 
-    d.section("input buffers: a partial is sent only into a free slot, so both ports always drain");
+    d.section("input buffers: a partial is sent only when all of it fits, so both ports always drain");
     let depth = buffer_depth(width, max_packet_bytes);
     let (a_buffered, a_fill) = d.stream_fifo("a_buffer", depth, &partials_in);
     let (b_buffered, b_fill) = d.stream_fifo("b_buffer", depth, &from_b);
