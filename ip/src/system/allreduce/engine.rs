@@ -94,7 +94,7 @@ pub fn module_name(ty: ElementType, width: usize) -> String {
 
 /// Words of each input buffer's memory for packets of up to `max_packet_bytes` (the router's
 /// limit): room for the round trip, and for two of the longest packets, header beats included.
-pub fn buffer_depth(width: usize, max_packet_bytes: usize) -> usize {
+fn buffer_depth(width: usize, max_packet_bytes: usize) -> usize {
     let flits = max_packet_bytes.div_ceil(width / 8) + 1;
     (2 * flits).max(ROUND_TRIP_BEATS).next_power_of_two()
 }
