@@ -110,6 +110,23 @@ pub enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// BookSim2 on the tori and traffic of `netsim-load` (uniform, transpose), configured as the
+    /// system's node: its VCs and buffers, 5-flit packets, hops as long as the generated links';
+    /// writes booksim.json
+    Booksim {
+        /// The BookSim2 binary (scripts/booksim.sh builds it and prints its path)
+        #[arg(long, default_value = "target/booksim2/src/booksim")]
+        booksim: PathBuf,
+        /// The system description whose node BookSim2 stands for
+        #[arg(long, default_value = "examples/torus_2x2x2.toml")]
+        config: PathBuf,
+        /// Cycles of traffic a load point (the first half warms up, the second is measured)
+        #[arg(long, default_value_t = 2000)]
+        cycles: u64,
+        /// Output folder for booksim.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// Seed 001's b_eff on a ring of the system's nodes (generated into a temporary folder, in
     /// Verilator): every node's self-test sends to its X+ neighbour and receives from X−, 21
     /// message sizes, beside seed 001's model and measurement; prints a table, writes JSON and SVG
@@ -257,6 +274,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Dg { cubes, steps, ber, out }), _) => crate::bench::commands::dg(&cubes, steps, ber, &out),
         (Some(Bench::DgTiming { modules, seeds, out }), _) => crate::bench::commands::dg_timing(&modules, &seeds, &out),
         (Some(Bench::NetsimLoad { config, ranks, cycles, out }), _) => crate::bench::commands::netsim_load(&config, ranks, cycles, &out),
+        (Some(Bench::Booksim { booksim, config, cycles, out }), _) => crate::bench::commands::booksim(&booksim, &config, cycles, &out),
         (Some(Bench::Netsim { config, out }), _) => crate::bench::commands::netsim(&config, &out),
         (Some(Bench::Beff { config, nodes, lockstep, out }), _) => crate::bench::commands::beff(&config, nodes, lockstep, &out),
     }

@@ -83,6 +83,22 @@ pub fn netsim_load(config: &Path, ranks: usize, cycles: u64, out: &Path) -> Resu
     write_json(&out.join("netsim_load.json"), &sweeps)
 }
 
+/// `weft bench booksim`: BookSim2 at `booksim` on the sweeps of [`crate::bench::booksim`] for the
+/// node of `config`; writes `booksim.json` into `out`.
+pub fn booksim(booksim: &Path, config: &Path, cycles: u64, out: &Path) -> Result<(), Error> {
+    if cycles < 200 {
+        return Err(Error::Input(format!("`--cycles` = {cycles}: allowed at least 200")));
+    }
+    let work = std::env::temp_dir().join(format!("weft-bench-booksim-{}", std::process::id()));
+    let sweeps = crate::bench::booksim::run(booksim, config, cycles, &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let sweeps = sweeps?;
+    for s in &sweeps {
+        println!("{:?} {}: saturation {:.3} flits/node/cycle, zero-load latency {:.1} cycles", s.dims, s.pattern, s.saturation, s.zero_load_latency);
+    }
+    write_json(&out.join("booksim.json"), &sweeps)
+}
+
 /// `weft bench beff`: b_eff on a ring of `nodes` (default: the description's X dimension;
 /// allowed 2..=64) of the system in `config`, streamed or `lockstep`; writes
 /// `beff_<system>_<nodes>[_lockstep].json` and `.svg` into `out`.
@@ -271,7 +287,7 @@ pub fn net(out: &PathBuf, generated: &Path) -> Result<(), Error> {
 /// fails when one is outside its tolerance.
 pub fn check(bench: &Path, generated: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-check-{}", std::process::id()));
-    let figures = crate::bench::check::run(bench, generated, &work, &mut |line| eprintln!("{line}"));
+    let figures = crate::bench::check::run(bench, generated, &work, &|line| eprintln!("{line}"));
     let _ = std::fs::remove_dir_all(&work);
     let figures = figures?;
     print!("{}", crate::bench::check::table(&figures));

@@ -4,6 +4,7 @@ pub mod airfoil;
 pub mod airfoil_nodes;
 pub mod allreduce;
 pub mod beff;
+pub mod booksim;
 pub mod check;
 pub mod cli;
 pub mod collectives;

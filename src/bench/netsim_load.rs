@@ -42,6 +42,19 @@ pub struct Sweep {
     pub zero_load_latency: f64,
 }
 
+/// Whether a load point's (offered, accepted) flits say the network no longer accepts the load
+/// in full: below 95 % of it.
+pub fn short((offered, accepted): (f64, f64)) -> bool {
+    accepted < 0.95 * offered
+}
+
+/// The saturation throughput of a sweep's (offered, accepted) flits in rising order: what the
+/// network accepts at the first load it does not accept in full, or the most it accepted when it
+/// accepted every load.
+pub fn saturation(points: impl Iterator<Item = (f64, f64)> + Clone) -> f64 {
+    points.clone().find(|p| short(*p)).map_or_else(|| points.map(|(_, a)| a).fold(0.0, f64::max), |(_, a)| a)
+}
+
 /// Runs every sweep with the node of `config` on `ranks` ranks, `cycles` of traffic a point.
 pub fn run(config: &Path, ranks: usize, cycles: u64, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Sweep>, Error> {
     std::fs::create_dir_all(work)?;
@@ -58,16 +71,27 @@ pub fn run(config: &Path, ranks: usize, cycles: u64, work: &Path, progress: &mut
             ]);
             let s = super::netsim::netsim(config, dims, &args, ranks, work)?;
             progress(&format!("{dims:?} {pattern} {rate:.3}: offered {:.3}, accepted {:.3} flits/node/cycle, latency {:.1}", s.offered_flits, s.accepted_flits, s.measured_latency));
-            let saturated = s.accepted_flits < 0.95 * s.offered_flits;
+            let saturated = short((s.offered_flits, s.accepted_flits));
             points.push(s);
             if saturated {
                 break;
             }
         }
-        let first_short = points.iter().find(|p| p.accepted_flits < 0.95 * p.offered_flits);
-        let saturation = first_short.map_or_else(|| points.iter().map(|p| p.accepted_flits).fold(0.0, f64::max), |p| p.accepted_flits);
+        let saturation = saturation(points.iter().map(|p| (p.offered_flits, p.accepted_flits)));
         let zero_load_latency = points.first().map_or(f64::NAN, |p| p.measured_latency);
         out.push(Sweep { dims, pattern: pattern.to_string(), points, saturation, zero_load_latency });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturation_is_the_first_load_not_accepted_in_full() {
+        let sweep = [(0.1, 0.1), (0.5, 0.49), (0.6, 0.5), (0.7, 0.3)];
+        assert_eq!(saturation(sweep.iter().copied()), 0.5);
+        assert_eq!(saturation([(0.1, 0.1), (0.2, 0.199)].iter().copied()), 0.199);
+    }
 }

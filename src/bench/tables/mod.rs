@@ -14,7 +14,7 @@ mod midg;
 mod netsim;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 25] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 26] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -25,6 +25,7 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 25] = [
     ("netsim", netsim::runs),
     ("netsim-model", netsim::model),
     ("netsim-load", netsim::load_sweeps),
+    ("netsim-booksim", netsim::booksim),
     ("allreduce", allreduce),
     ("collectives", collectives),
     ("airfoil", airfoil::meshes),

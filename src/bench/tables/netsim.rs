@@ -1,6 +1,8 @@
-//! The tables of `weft bench netsim` (`bench/netsim.json`): the measured runs and the model.
+//! The tables of `weft bench netsim` (`bench/netsim.json`): the measured runs and the model; the
+//! load sweeps (`bench/netsim_load.json`) and BookSim2 beside them (`bench/booksim.json`).
 
 use super::{f, fixed, int, load, rows, table, Sources};
+use crate::bench::booksim::{BOOKSIM_ROUTER_CYCLES, LINK_CYCLES, ROUTER_CYCLES};
 use crate::Error;
 
 fn dims(v: &serde_json::Value) -> String {
@@ -76,6 +78,34 @@ pub(super) fn load_sweeps(src: &Sources) -> Result<String, Error> {
     Ok(table(
         "Generated nodes (the node of `torus_2x2x2`: routers, reliable links, 16-cycle cables) on larger tori under `weft netsim`: saturation throughput (128-bit flits a node a cycle accepted at the first load the network no longer accepts in full, 95 %) and zero-load latency (cycles from creation to the last beat of a 64-byte packet, 5 flits, at the lowest load), each load measured over the second half of its traffic phase. `weft bench netsim-load` (bench/netsim_load.json).",
         &["torus", "pattern", "saturation", "zero-load latency", "loads run", "highest offered"],
+        body,
+    ))
+}
+
+pub(super) fn booksim(src: &Sources) -> Result<String, Error> {
+    let weft = load(&src.bench, "netsim_load.json")?;
+    let booksim = load(&src.bench, "booksim.json")?;
+    let body = rows(&booksim)
+        .iter()
+        .map(|b| {
+            let ours = rows(&weft).iter().find(|s| s["dims"] == b["dims"] && s["pattern"] == b["pattern"]);
+            let pick = |field: &str| ours.map_or("–".to_string(), |s| fixed(f(&s[field]), if field == "saturation" { 3 } else { 1 }));
+            vec![
+                dims(&b["dims"]),
+                b["pattern"].as_str().unwrap_or("").to_string(),
+                pick("saturation"),
+                fixed(f(&b["saturation"]), 3),
+                pick("zero_load_latency"),
+                fixed(f(&b["zero_load_latency"]), 1),
+                int(&b["channel_latency"]),
+            ]
+        })
+        .collect();
+    Ok(table(
+        &format!(
+            "The generated nodes under `weft netsim` beside BookSim2 configured as the node (its two VCs and their buffer depth, dimension-order routing, 5-flit packets, Bernoulli injection, a hop as long: BookSim2's {BOOKSIM_ROUTER_CYCLES} router stages and its channel for weft's {ROUTER_CYCLES} in the router, {LINK_CYCLES} of link logic and the cable), measured the same way: saturation throughput (flits a node a cycle accepted at the first load not accepted in full, 95 %) and zero-load latency (cycles, creation to last flit, at the lowest load). `weft bench netsim-load` (bench/netsim_load.json) and `weft bench booksim` (bench/booksim.json); BookSim2 built by scripts/booksim.sh."
+        ),
+        &["torus", "pattern", "weft saturation", "BookSim2 saturation", "weft zero-load latency", "BookSim2 zero-load latency", "BookSim2 channel latency"],
         body,
     ))
 }
