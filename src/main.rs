@@ -161,6 +161,10 @@ enum Command {
         /// Bit error rate per bit on every cable
         #[arg(long, default_value_t = 0.0)]
         ber: f64,
+        /// A cable pulled for a while: NODE,DIR,FROM,CYCLES (DIR xp, xn, yp, yn, zp or zn; FROM
+        /// counted from the first cycle of traffic); repeat for more cables
+        #[arg(long)]
+        cut: Vec<String>,
         /// Seed of the traffic (the bit errors have a generator per cable)
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -205,8 +209,8 @@ fn main() -> ExitCode {
             .map(|path| println!("wrote {}", path.display()))
             .map_err(String::from),
         Command::App { file, mesh, precision, compile, out, pipelines, .. } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
-        Command::Netsim { config, dims, pattern, rate, bytes, cycles, drain, ber, seed, window, bring_up, log, json } => {
-            netsim(config, dims, &pattern, rate, &bytes, cycles, drain, ber, seed, window, bring_up, [log, json]).map_err(String::from)
+        Command::Netsim { config, dims, pattern, rate, bytes, cycles, drain, ber, cut, seed, window, bring_up, log, json } => {
+            netsim(config, dims, &pattern, rate, &bytes, cycles, drain, ber, &cut, seed, window, bring_up, [log, json]).map_err(String::from)
         }
         Command::Bench { what, check } => weft::bench::cli::run(what, check).map_err(String::from),
     };
@@ -404,6 +408,7 @@ fn netsim(
     cycles: u64,
     drain: u64,
     ber: f64,
+    cuts: &[String],
     seed: u64,
     window: Option<usize>,
     bring_up: u64,
@@ -426,7 +431,8 @@ fn netsim(
         return Err(bad("ber", &ber.to_string(), "allowed 0 ..= 1/66 per bit"));
     }
     let load = weft::sim::partition::Load { pattern: netsim::pattern(pattern)?, rate, bytes: (lo, hi), cycles, drain, seed };
-    if let Some(summary) = netsim::run(&netsim::Options { config, dims, load, bit_error_rate: ber, window, bring_up, log, json })? {
+    let cuts = cuts.iter().map(|c| netsim::cut(c)).collect::<Result<_, _>>()?;
+    if let Some(summary) = netsim::run(&netsim::Options { config, dims, load, bit_error_rate: ber, cuts, window, bring_up, log, json })? {
         print!("{}", summary.text());
     }
     Ok(())

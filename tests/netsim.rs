@@ -1,6 +1,7 @@
 //! `weft netsim` over MPI: a 4×4×4 torus of generated nodes (Verilator) with bit errors on every
-//! cable gives the same packet log, every packet in the same cycles, in one process and split
-//! over two MPI ranks, and with any window; each run checks every packet against its source.
+//! cable and one cable pulled for a while gives the same packet log, every packet in the same
+//! cycles, in one process and split over two MPI ranks, and with any window; each run checks
+//! every packet against its source (exactly once, intact, over a minimal path).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,6 +11,8 @@ fn root() -> &'static Path {
 }
 
 const RUN: [&str; 14] = ["netsim", "--config", "examples/torus_2x2x2.toml", "--dims", "4,4,4", "--rate", "0.02", "--cycles", "1000", "--drain", "1500", "--ber", "1e-5", "--seed"];
+/// The cable leaving node 0 in X+ pulled for 400 cycles from the 200th cycle of traffic.
+const CUT: [&str; 2] = ["--cut", "0,xp,200,400"];
 
 /// Runs `weft netsim` (under `mpirun -n ranks` when `ranks` is given) with `extra` options and
 /// the log into `log`; returns its output.
@@ -45,16 +48,21 @@ fn temp(name: &str) -> PathBuf {
 }
 
 #[test]
-fn a_4x4x4_torus_with_bit_errors_is_the_same_on_one_and_two_ranks_and_any_window() {
-    let (one, two, narrow) = (temp("one.log"), temp("two.log"), temp("narrow.log"));
-    netsim(None, &[], &one);
-    let text = netsim(Some(2), &[], &two);
+fn a_4x4x4_torus_with_bit_errors_and_a_pulled_cable_is_the_same_on_one_and_two_ranks_and_any_window() {
+    let (one, two, narrow, whole) = (temp("one.log"), temp("two.log"), temp("narrow.log"), temp("whole.log"));
+    netsim(None, &CUT, &one);
+    let text = netsim(Some(2), &CUT, &two);
     assert!(text.contains("2 rank(s) ([32, 32] nodes each)"), "{text}");
     // Swaps every 4 cycles instead of every 15: the cables' errors and delays are the same.
-    netsim(Some(2), &["--window", "4"], &narrow);
+    netsim(Some(2), &[&CUT[..], &["--window", "4"]].concat(), &narrow);
+    // With the cable in place every packet arrives too, and the packets' cycles differ.
+    netsim(None, &[], &whole);
     let log = std::fs::read_to_string(&one).unwrap();
     assert_eq!(log, std::fs::read_to_string(&two).unwrap(), "one process and two ranks differ");
     assert_eq!(log, std::fs::read_to_string(&narrow).unwrap(), "windows of 15 and 4 cycles differ");
+    assert!(log.contains("# cable xp of node 0 pulled from traffic cycle 200 for 400 cycles"), "the log does not record the cut");
+    let packets = |log: &str| log.lines().filter(|l| !l.starts_with('#')).map(String::from).collect::<Vec<_>>();
+    assert_ne!(packets(&log), packets(&std::fs::read_to_string(&whole).unwrap()), "pulling the cable changed nothing");
     // The totals line: enough packets, and errors that the links had to repair.
     let last = log.lines().last().unwrap();
     let words: Vec<u64> = last.split_whitespace().filter_map(|w| w.parse().ok()).collect();
@@ -75,6 +83,12 @@ fn impossible_runs_are_refused_naming_the_option() {
     assert!(e.contains("window = 16") && e.contains("1 ..= 15"), "{e}");
     let e = weft(&["netsim", "--config", "examples/torus_2x2x2.toml", "--dims", "4,4"]);
     assert!(e.contains("--dims") && e.contains("X,Y,Z"), "{e}");
+    let e = weft(&["netsim", "--config", "examples/torus_2x2x2.toml", "--cut", "8,xp,0,10"]);
+    assert!(e.contains("cut 0: node 8 is out of range: allowed 0..=7"), "{e}");
+    let e = weft(&["netsim", "--config", "examples/torus_2x2x2.toml", "--cut", "0,xq,0,10"]);
+    assert!(e.contains("`--cut` = 0,xq,0,10") && e.contains("xp, xn, yp, yn, zp, zn"), "{e}");
+    let e = weft(&["netsim", "--config", "examples/torus_2x2x2.toml", "--dims", "4,4,1", "--cut", "0,zp,0,10"]);
+    assert!(e.contains("cut 0: direction zp has no cable"), "{e}");
     let e = weft(&["netsim", "--config", "examples/torus_2x2x2.toml", "--pattern", "diagonal"]);
     assert!(e.contains("--pattern") && e.contains("uniform, transpose, neighbour"), "{e}");
     let e = weft(&["netsim", "--config", "examples/torus_2x2x2.toml", "--bytes", "64..16"]);

@@ -25,10 +25,10 @@ use weft::sim::network::{Injection, Pattern, Torus, Traffic};
 use weft::system::SystemConfig;
 
 /// Cycles (of node 0's clock) of saturating traffic in scenario (a); `WEFT_ASYNC_CYCLES`
-/// overrides the default 5·10⁴ (about 30 slips a link at 625 ppm; the documented figures are
+/// overrides the default 2·10⁴ (about 12 slips a link at 625 ppm; the documented figures are
 /// `WEFT_ASYNC_CYCLES=1000000`).
 fn traffic_cycles() -> u64 {
-    std::env::var("WEFT_ASYNC_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(50_000)
+    std::env::var("WEFT_ASYNC_CYCLES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000)
 }
 
 fn model_file(system: &SystemConfig, dir: &Path) -> PathBuf {

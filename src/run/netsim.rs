@@ -18,7 +18,7 @@ use weft_ip::router::RouterConfig;
 use weft_sim::link::VerilatorDevice;
 use weft_sim::network::Pattern;
 use weft_sim::partition::traffic::{DELIVERED_WORDS, SENT_WORDS};
-use weft_sim::partition::{Delivered, Exchange, Load, Partitioned, Sent, Setup};
+use weft_sim::partition::{Cut, Delivered, Exchange, Load, Partitioned, Sent, Setup};
 
 use super::mpi::Mpi;
 
@@ -33,6 +33,8 @@ pub struct Options {
     pub load: Load,
     /// Bit error rate on every cable.
     pub bit_error_rate: f64,
+    /// Cables pulled for a while during the traffic.
+    pub cuts: Vec<Cut>,
     /// Cycles between swaps (default: the channel latency − 1).
     pub window: Option<usize>,
     /// Idle cycles for the links to come up.
@@ -51,6 +53,16 @@ pub fn pattern(name: &str) -> Result<Pattern, Error> {
         "neighbour" => Ok(Pattern::NearestNeighbour),
         _ => Err(Error::Input(format!("`--pattern` = {name}: allowed uniform, transpose, neighbour"))),
     }
+}
+
+/// `--cut NODE,DIR,FROM,CYCLES`: the cable leaving NODE toward DIR (xp, xn, yp, yn, zp, zn)
+/// pulled from cycle FROM of the traffic for CYCLES cycles.
+pub fn cut(text: &str) -> Result<Cut, Error> {
+    let bad = || Error::Input(format!("`--cut` = {text}: NODE,DIR,FROM,CYCLES with DIR one of xp, xn, yp, yn, zp, zn (e.g. 0,xp,200,400)"));
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let [node, dir, from, cycles] = parts[..] else { return Err(bad()) };
+    let direction = weft_ip::router::Direction::ALL.into_iter().find(|d| d.name() == dir).ok_or_else(bad)?;
+    Ok(Cut { node: node.parse().map_err(|_| bad())?, direction, from: from.parse().map_err(|_| bad())?, cycles: cycles.parse().map_err(|_| bad())? })
 }
 
 /// The torus split into `parts` by METIS k-way on its neighbour graph (each node once per
@@ -102,6 +114,7 @@ fn run_rank(options: &Options, mpi: &mut Mpi) -> Result<Option<Summary>, Error> 
         bring_up: options.bring_up,
         load: options.load.clone(),
         owner: split(&config, ranks)?,
+        cuts: options.cuts.clone(),
     };
     setup.validate().map_err(|e| Error::from(e).context(&system.name))?;
     // Each rank writes its own copy; the model is built once (rank 0 first, the others then
@@ -281,6 +294,9 @@ fn packet_log(name: &str, config: &RouterConfig, o: &Options, sent: &[Sent], del
         l.seed,
         o.bit_error_rate
     );
+    for c in &o.cuts {
+        t += &format!("# cable {} of node {} pulled from traffic cycle {} for {} cycles\n", c.direction.name(), c.node, c.from, c.cycles);
+    }
     for d in delivered {
         t += &format!("{} {} {} {} {} {} {}\n", d.node, d.src, d.k, d.bytes, d.hops, d.head, d.tail);
     }

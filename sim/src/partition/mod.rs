@@ -14,7 +14,9 @@
 //!
 //! A run: reset, the coordinates written through each node's register window, `bring_up` idle
 //! cycles after which every link must be up, then the load's `cycles` of traffic (bit errors on
-//! from here) and `drain` cycles; fixed lengths, so no process waits on a global decision.
+//! from here) and `drain` cycles; fixed lengths, so no process waits on a global decision. A
+//! [`Cut`] pulls a cable for a while: its channel model, at the sender, delivers no blocks, as a
+//! pulled cable between the one-process harness's nodes does.
 
 mod exchange;
 pub mod traffic;
@@ -49,6 +51,22 @@ pub struct Setup {
     pub load: Load,
     /// The rank that simulates each node.
     pub owner: Vec<usize>,
+    /// Cables pulled for a while during the traffic.
+    pub cuts: Vec<Cut>,
+}
+
+/// The cable leaving `node` in `direction` pulled from cycle `from` of the traffic (0 = its first
+/// cycle) for `cycles` cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// The sending node.
+    pub node: usize,
+    /// The direction the cable leaves it in.
+    pub direction: Direction,
+    /// First pulled cycle, counted from the first cycle of traffic.
+    pub from: u64,
+    /// How long it stays pulled.
+    pub cycles: u64,
 }
 
 impl Setup {
@@ -66,6 +84,17 @@ impl Setup {
                 self.latency,
                 self.latency.max(2) - 1
             )));
+        }
+        for (i, c) in self.cuts.iter().enumerate() {
+            if c.node >= config.nodes() {
+                return Err(Error::Config(format!("cut {i}: node {} is out of range: allowed 0..={}", c.node, config.nodes() - 1)));
+            }
+            if config.dims[c.direction.dim] < 2 {
+                return Err(Error::Config(format!("cut {i}: direction {} has no cable: the torus is {:?}", c.direction.name(), config.dims)));
+            }
+            if c.cycles == 0 {
+                return Err(Error::Config(format!("cut {i}: 0 cycles: allowed 1 and more")));
+            }
         }
         let (lo, hi) = self.load.bytes;
         if lo > hi || hi > config.max_packet_bytes {
@@ -110,6 +139,8 @@ struct Owned<D: Device> {
 
 /// One direction of a cable: sent by `from` in direction `dir`, received by `to`.
 struct Cable {
+    from: usize,
+    dir: Direction,
     to_rank: usize,
     from_rank: usize,
     lanes: usize,
@@ -129,6 +160,8 @@ pub struct Partitioned<D: Device> {
     owned: Vec<Owned<D>>,
     cables: Vec<Cable>,
     cycle: u64,
+    /// The first cycle of traffic, once it has begun.
+    traffic_start: Option<u64>,
 }
 
 impl<D: Device> Partitioned<D> {
@@ -168,10 +201,10 @@ impl<D: Device> Partitioned<D> {
                 });
                 let rx = index(to).map(|i| (i, owned[i].device.port(&format!("{}_rx_serial", e.opposite().name()))));
                 let line = std::iter::repeat_n(vec![0; lanes], setup.window).collect();
-                cables.push(Cable { to_rank, from_rank, lanes, tx, rx, line, outbox: vec![] });
+                cables.push(Cable { from: n, dir: e, to_rank, from_rank, lanes, tx, rx, line, outbox: vec![] });
             }
         }
-        Ok(Partitioned { setup, rank, owned, cables, cycle: 0 })
+        Ok(Partitioned { setup, rank, owned, cables, cycle: 0, traffic_start: None })
     }
 
     /// The whole run; `exchange` joins the processes. Errors when a link is not up after
@@ -198,6 +231,7 @@ impl<D: Device> Partitioned<D> {
         for c in self.cables.iter_mut().filter_map(|c| c.tx.as_mut()) {
             c.2.config_mut().bit_error_rate = self.setup.bit_error_rate;
         }
+        self.traffic_start = Some(self.cycle);
         for _ in 0..self.setup.load.cycles {
             self.cycle(exchange, &mut out, true)?;
         }
@@ -266,11 +300,17 @@ impl<D: Device> Partitioned<D> {
             d.set(o.ports.m[3], &scalar(1));
             d.settle();
         }
+        let traffic_cycle = self.traffic_start.map(|t| self.cycle - t);
+        let cuts = &self.setup.cuts;
         for c in self.cables.iter_mut() {
             if let Some((i, port, channel)) = c.tx.as_mut() {
                 let tx = self.owned[*i].device.get(*port);
                 let blocks: Vec<u128> = (0..c.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
-                let y = channel.step(&blocks);
+                let mut y = channel.step(&blocks);
+                let pulled = |cut: &Cut| cut.node == c.from && cut.direction == c.dir && traffic_cycle.is_some_and(|t| (cut.from..cut.from + cut.cycles).contains(&t));
+                if cuts.iter().any(pulled) {
+                    y.fill(0);
+                }
                 if c.rx.is_some() {
                     c.line.push_back(y);
                 } else {
