@@ -172,6 +172,10 @@ pub enum Bench {
         /// Vector lengths in elements (comma-separated; 1, 16, 256, 4096, 65536 when not given)
         #[arg(long, value_delimiter = ',')]
         lengths: Vec<usize>,
+        /// Torus size X,Y,Z instead of each description's (e.g. 4,4,4); the results are named
+        /// torus_XxYxZ
+        #[arg(long, value_delimiter = ',')]
+        dims: Vec<usize>,
         /// Output folder for collectives_<name>.json and .svg
         #[arg(long, default_value = "bench")]
         out: PathBuf,
@@ -267,7 +271,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Router { out }), _) => crate::bench::commands::router(&out),
         (Some(Bench::Net { out, generated }), _) => crate::bench::commands::net(&out, &generated),
         (Some(Bench::Allreduce { config, lengths, ber, out }), _) => crate::bench::commands::allreduce(&config, &lengths, ber, &out),
-        (Some(Bench::Collectives { config, lengths, out }), _) => crate::bench::commands::collectives(&config, &lengths, &out),
+        (Some(Bench::Collectives { config, lengths, dims, out }), _) => crate::bench::commands::collectives(&config, &lengths, &dims, &out),
         (Some(Bench::Airfoil { nodes, out }), _) if nodes.is_empty() => crate::bench::commands::airfoil(&out),
         (Some(Bench::Airfoil { nodes, out }), _) => crate::bench::commands::airfoil_nodes(&nodes, &out),
         (Some(Bench::Midg { orders, out }), _) => crate::bench::commands::midg(&orders, &out),

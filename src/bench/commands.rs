@@ -150,9 +150,21 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
 
 /// `weft bench collectives`: each system of `configs` (default as [`allreduce`]) at `lengths`
 /// (1..=65536 elements; default [`LENGTHS`](crate::bench::collectives::LENGTHS)); writes
-/// `collectives_<system>.json` and `.svg` into `out`.
-pub fn collectives(configs: &[PathBuf], lengths: &[usize], out: &Path) -> Result<(), Error> {
-    let systems = systems_or_default(configs)?;
+/// `collectives_<system>.json` and `.svg` into `out`. With `dims` (X, Y, Z), the node of each
+/// description (default `torus_2x2x2`'s) on a torus of that size, named `torus_XxYxZ`.
+pub fn collectives(configs: &[PathBuf], lengths: &[usize], dims: &[usize], out: &Path) -> Result<(), Error> {
+    let mut systems = match (configs.is_empty(), dims.is_empty()) {
+        (true, false) => vec![crate::system::load(Path::new("examples/torus_2x2x2.toml"))?],
+        _ => systems_or_default(configs)?,
+    };
+    if !dims.is_empty() {
+        let [x, y, z] = <[usize; 3]>::try_from(dims).map_err(|_| Error::Input(format!("`--dims` = {dims:?}: three sizes X,Y,Z, e.g. 4,4,4")))?;
+        for s in systems.iter_mut() {
+            s.node.router.dims = [x, y, z];
+            s.node.validate().map_err(|e| Error::from(e).context(format!("{} on a {x}×{y}×{z} torus", s.name)))?;
+            s.name = format!("torus_{x}x{y}x{z}");
+        }
+    }
     let lengths = lengths_or(lengths, &crate::bench::collectives::LENGTHS)?;
     for system in &systems {
         let work = std::env::temp_dir().join(format!("weft-bench-collectives-{}-{}", system.name, std::process::id()));

@@ -14,7 +14,7 @@ mod midg;
 mod netsim;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 26] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 27] = [
     ("resources", resources),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
@@ -28,6 +28,7 @@ pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 26] = [
     ("netsim-booksim", netsim::booksim),
     ("allreduce", allreduce),
     ("collectives", collectives),
+    ("collectives-4x4x4", collectives_4x4x4),
     ("airfoil", airfoil::meshes),
     ("airfoil-projection", airfoil::projection),
     ("airfoil-programs", airfoil::programs),
@@ -272,10 +273,13 @@ fn beff(src: &Sources) -> Result<String, Error> {
     Ok(t)
 }
 
-/// One table per system the collectives are measured on, from `bench/<stem>_<system>.json`.
-fn per_system(src: &Sources, stem: &str, make: impl Fn(&str, &Value) -> String) -> Result<String, Error> {
+/// The systems the collectives are measured on by default.
+const SHIPPED: [&str; 3] = ["torus_4x2x1", "torus_2x2x2", "ring_520n"];
+
+/// One table per system of `systems`, from `bench/<stem>_<system>.json`.
+fn per_system(src: &Sources, stem: &str, systems: &[&str], make: impl Fn(&str, &Value) -> String) -> Result<String, Error> {
     let mut tables = vec![];
-    for system in ["torus_4x2x1", "torus_2x2x2", "ring_520n"] {
+    for system in systems {
         tables.push(make(system, &load(&src.bench, &format!("{stem}_{system}.json"))?));
     }
     Ok(tables.join("\n"))
@@ -287,7 +291,7 @@ fn fabric(j: &Value) -> String {
 }
 
 fn allreduce(src: &Sources) -> Result<String, Error> {
-    per_system(src, "allreduce", |system, j| {
+    per_system(src, "allreduce", &SHIPPED, |system, j| {
         let body = rows(&j["points"])
             .iter()
             .map(|p| {
@@ -315,7 +319,17 @@ fn allreduce(src: &Sources) -> Result<String, Error> {
 }
 
 fn collectives(src: &Sources) -> Result<String, Error> {
-    per_system(src, "collectives", |system, j| {
+    collectives_on(src, &SHIPPED, "weft bench collectives")
+}
+
+/// The collectives on the 4×4×4 torus of `torus_2x2x2`'s node (`weft bench collectives --dims 4,4,4`).
+fn collectives_4x4x4(src: &Sources) -> Result<String, Error> {
+    collectives_on(src, &["torus_4x4x4"], "weft bench collectives --dims 4,4,4 --lengths 1,256,4096")
+}
+
+/// The collectives' table of each of `systems`, measured by `command`.
+fn collectives_on(src: &Sources, systems: &[&str], command: &str) -> Result<String, Error> {
+    per_system(src, "collectives", systems, |system, j| {
         let body = rows(&j["points"])
             .iter()
             .map(|p| {
@@ -331,7 +345,7 @@ fn collectives(src: &Sources) -> Result<String, Error> {
             })
             .collect();
         let caption = format!(
-            "`{system}` ({} MHz): binary32, sums where a collective reduces, reduce and broadcast rooted at node 0; MB/s is one node's vector over the time. Bound: the bytes the busiest node must receive over {}. `weft bench collectives` (bench/collectives_{system}.json).",
+            "`{system}` ({} MHz): binary32, sums where a collective reduces, reduce and broadcast rooted at node 0; MB/s is one node's vector over the time. Bound: the bytes the busiest node must receive over {}. `{command}` (bench/collectives_{system}.json).",
             j["fabric_mhz"],
             fabric(j)
         );
