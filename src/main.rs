@@ -168,6 +168,10 @@ enum Command {
         /// Seed of the traffic (the bit errors have a generator per cable)
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Each node's clock off the nominal frequency by up to this many parts per million
+        /// either way (and at its own phase), drawn from --seed; 0: one clock for all
+        #[arg(long, default_value_t = 0)]
+        ppm: u64,
         /// Cycles between swaps of the ranks, 1 ..= channel latency − 1 [default: latency − 1]
         #[arg(long)]
         window: Option<usize>,
@@ -209,8 +213,8 @@ fn main() -> ExitCode {
             .map(|path| println!("wrote {}", path.display()))
             .map_err(String::from),
         Command::App { file, mesh, precision, compile, out, pipelines, .. } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
-        Command::Netsim { config, dims, pattern, rate, bytes, cycles, drain, ber, cut, seed, window, bring_up, log, json } => {
-            netsim(config, dims, &pattern, rate, &bytes, cycles, drain, ber, &cut, seed, window, bring_up, [log, json]).map_err(String::from)
+        Command::Netsim { config, dims, pattern, rate, bytes, cycles, drain, ber, cut, seed, ppm, window, bring_up, log, json } => {
+            netsim(config, dims, &pattern, rate, &bytes, cycles, drain, ber, &cut, seed, ppm, window, bring_up, [log, json]).map_err(String::from)
         }
         Command::Bench { what, check } => weft::bench::cli::run(what, check).map_err(String::from),
     };
@@ -410,6 +414,7 @@ fn netsim(
     ber: f64,
     cuts: &[String],
     seed: u64,
+    ppm: u64,
     window: Option<usize>,
     bring_up: u64,
     [log, json]: [Option<PathBuf>; 2],
@@ -432,7 +437,7 @@ fn netsim(
     }
     let load = weft::sim::partition::Load { pattern: netsim::pattern(pattern)?, rate, bytes: (lo, hi), cycles, drain, seed };
     let cuts = cuts.iter().map(|c| netsim::cut(c)).collect::<Result<_, _>>()?;
-    if let Some(summary) = netsim::run(&netsim::Options { config, dims, load, bit_error_rate: ber, cuts, window, bring_up, log, json })? {
+    if let Some(summary) = netsim::run(&netsim::Options { config, dims, load, bit_error_rate: ber, cuts, ppm, window, bring_up, log, json })? {
         print!("{}", summary.text());
     }
     Ok(())

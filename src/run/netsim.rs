@@ -18,7 +18,7 @@ use weft_ip::router::RouterConfig;
 use weft_sim::link::VerilatorDevice;
 use weft_sim::network::Pattern;
 use weft_sim::partition::traffic::{DELIVERED_WORDS, SENT_WORDS};
-use weft_sim::partition::{Cut, Delivered, Exchange, Load, Partitioned, Sent, Setup};
+use weft_sim::partition::{Cut, Delivered, Exchange, Load, Oscillators, Partitioned, Sent, Setup};
 
 use super::mpi::Mpi;
 
@@ -35,6 +35,8 @@ pub struct Options {
     pub bit_error_rate: f64,
     /// Cables pulled for a while during the traffic.
     pub cuts: Vec<Cut>,
+    /// Each node's clock off the nominal frequency by up to this many ppm (0: one clock).
+    pub ppm: u64,
     /// Cycles between swaps (default: the channel latency − 1).
     pub window: Option<usize>,
     /// Idle cycles for the links to come up.
@@ -115,6 +117,7 @@ fn run_rank(options: &Options, mpi: &mut Mpi) -> Result<Option<Summary>, Error> 
         load: options.load.clone(),
         owner: split(&config, ranks)?,
         cuts: options.cuts.clone(),
+        clocks: Oscillators::drift(config.nodes(), options.ppm, options.load.seed),
     };
     setup.validate().map_err(|e| Error::from(e).context(&system.name))?;
     // Each rank writes its own copy; the model is built once (rank 0 first, the others then
@@ -294,6 +297,9 @@ fn packet_log(name: &str, config: &RouterConfig, o: &Options, sent: &[Sent], del
         l.seed,
         o.bit_error_rate
     );
+    if o.ppm > 0 {
+        t += &format!("# each node on its own clock, within ±{} ppm of the nominal frequency; cycles are the receiving node's\n", o.ppm);
+    }
     for c in &o.cuts {
         t += &format!("# cable {} of node {} pulled from traffic cycle {} for {} cycles\n", c.direction.name(), c.node, c.from, c.cycles);
     }

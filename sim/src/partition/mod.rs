@@ -2,23 +2,32 @@
 //! netsim …`): each process simulates the nodes it owns, and a cable between two processes
 //! carries its blocks in batches, once per window of `W` cycles.
 //!
-//! The lookahead. A block a transmitter sends at cycle `t` reaches the receiver `L` cycles later
-//! (`L` = the channel latency). Every cable here is the channel model at the sender with latency
-//! `L − W` (the bit errors drawn there, from the cable's own generator), then a delay line of `W`
-//! cycles at the receiver: together exactly the `L`-cycle channel of the one-process harness
-//! ([`crate::network::Torus`]). A receiver in window `k` only reads what its senders produced in
-//! window `k − 1` or before, so processes swap one batch per window and simulate `W` cycles
-//! between swaps with no loss of accuracy. Every cable takes this form, whether its two ends
-//! share a process or not, and traffic is drawn per node ([`traffic`]): the packets, their cycles
-//! and the bit errors are the same for any number of processes.
+//! The lookahead. A block a transmitter sends at its cycle `t` reaches the receiver `L` of the
+//! sender's cycles later (`L` = the channel latency). Every cable here is the channel model at
+//! the sender with latency `L − W` (the bit errors drawn there, from the cable's own generator),
+//! then a delay line of `W` cycles at the receiver: together exactly the `L`-cycle channel of
+//! the one-process harness ([`crate::network::Torus`]). A window lasts `W` periods of the
+//! fastest clock, so a block leaves the delay line no earlier than the window after the one in
+//! which it was sent: processes swap one batch per window and simulate a window between swaps
+//! with no loss of accuracy. Every cable takes this form, whether its two ends share a process
+//! or not, and traffic is drawn per node ([`traffic`]): the packets, their cycles and the bit
+//! errors are the same for any number of processes and any window.
 //!
-//! A run: reset, the coordinates written through each node's register window, `bring_up` idle
-//! cycles after which every link must be up, then the load's `cycles` of traffic (bit errors on
-//! from here) and `drain` cycles; fixed lengths, so no process waits on a global decision. A
-//! [`Cut`] pulls a cable for a while: its channel model, at the sender, delivers no blocks, as a
-//! pulled cable between the one-process harness's nodes does.
+//! Clocks. Each node runs on its own oscillator ([`Oscillators`]: one for all, or each within
+//! ±ppm of the nominal frequency at its own phase). Every process follows the clocks of its
+//! nodes and of the nodes sending to them, instant by instant: a node's logic moves on its own
+//! edges, and each link's receive domain (`<e>_rx_clk`) and the cable into it on the edges of
+//! the node sending, as a recovered clock does; the link's elastic buffer crosses into the
+//! node's clock.
+//!
+//! A run, in each node's own cycles: reset, the coordinates written through its register window
+//! ([`COORDINATE_CYCLES`]), `bring_up` idle cycles after which every link must be up, then the
+//! load's `cycles` of traffic (bit errors on from here) and `drain` cycles; fixed lengths, so no
+//! process waits on a global decision. A [`Cut`] pulls a cable for a while: its receiver gets
+//! no blocks over it, as from a pulled cable between the one-process harness's nodes.
 
 mod exchange;
+mod oscillators;
 pub mod traffic;
 
 use std::collections::VecDeque;
@@ -27,11 +36,14 @@ use weft_ip::router::{Direction, RouterConfig};
 use weft_ip::system::NodeConfig;
 
 use crate::channel::{Channel, ChannelConfig};
+use weft_ip::weft_hdl::netlist::eval::Clocks;
+
 use crate::link::{scalar, Device, Value};
 use crate::network::{bits, serial_value};
 use crate::Error;
 
 pub use exchange::{Alone, Exchange};
+pub use oscillators::{Oscillators, NOMINAL};
 pub use traffic::{Delivered, Load, Sent};
 
 /// The run: the torus, its cables, the window, the load and who owns which node.
@@ -53,10 +65,15 @@ pub struct Setup {
     pub owner: Vec<usize>,
     /// Cables pulled for a while during the traffic.
     pub cuts: Vec<Cut>,
+    /// Each node's clock.
+    pub clocks: Oscillators,
 }
 
-/// The cable leaving `node` in `direction` pulled from cycle `from` of the traffic (0 = its first
-/// cycle) for `cycles` cycles.
+/// Cycles of each node's clock for the write of its coordinates (address, data, response).
+pub const COORDINATE_CYCLES: u64 = 16;
+
+/// The cable leaving `node` in `direction` pulled from cycle `from` of the sender's traffic (0 =
+/// its first cycle) for `cycles` cycles: during them its receiver gets no blocks over it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cut {
     /// The sending node.
@@ -96,6 +113,7 @@ impl Setup {
                 return Err(Error::Config(format!("cut {i}: 0 cycles: allowed 1 and more")));
             }
         }
+        self.clocks.validate(config.nodes(), &self.node.link)?;
         let (lo, hi) = self.load.bytes;
         if lo > hi || hi > config.max_packet_bytes {
             return Err(Error::Config(format!("payload bytes {lo} ..= {hi}: allowed MIN ≤ MAX ≤ {} (the node's max_packet_bytes)", config.max_packet_bytes)));
@@ -121,12 +139,13 @@ pub struct Outcome {
     pub cycles: u64,
 }
 
-/// Handles of an owned node's port 0, link status and register-window write.
+/// Handles of an owned node's port 0, link status, register-window write and clocks.
 struct Ports {
     s: [usize; 4],
     m: [usize; 4],
     link_up: usize,
     axil: [usize; 10],
+    clk: usize,
 }
 
 struct Owned<D: Device> {
@@ -135,6 +154,8 @@ struct Owned<D: Device> {
     ports: Ports,
     source: traffic::Source,
     sink: traffic::Sink,
+    /// The coordinate write: address and data still to hand over, response seen.
+    write: [bool; 3],
 }
 
 /// One direction of a cable: sent by `from` in direction `dir`, received by `to`.
@@ -146,8 +167,9 @@ struct Cable {
     lanes: usize,
     /// (owned index, `<e>_tx_serial`) when the sender is here, with its channel model.
     tx: Option<(usize, usize, Channel)>,
-    /// (owned index, `<e>_rx_serial`) when the receiver is here, with the delay line.
-    rx: Option<(usize, usize)>,
+    /// (owned index, `<e>_rx_serial`, `<e>_rx_clk`) when the receiver is here, with the delay
+    /// line.
+    rx: Option<(usize, usize, usize)>,
     line: VecDeque<Vec<u128>>,
     /// Blocks for another process, since the last swap.
     outbox: Vec<u128>,
@@ -159,13 +181,17 @@ pub struct Partitioned<D: Device> {
     rank: usize,
     owned: Vec<Owned<D>>,
     cables: Vec<Cable>,
-    cycle: u64,
-    /// The first cycle of traffic, once it has begun.
-    traffic_start: Option<u64>,
+    /// The clocks this process follows: its nodes' and those of the nodes sending to them.
+    followed: Vec<usize>,
+    schedule: Clocks,
+    /// Each node's place among the followed.
+    follows: Vec<Option<usize>>,
+    /// Edges so far of each followed node's clock.
+    edges: Vec<u64>,
 }
 
 impl<D: Device> Partitioned<D> {
-    /// The nodes `setup.owner` gives to `rank`, each a device from `make`; checks the window.
+    /// The nodes `setup.owner` gives to `rank`, each a device from `make`; checks the setup.
     pub fn new(setup: Setup, rank: usize, mut make: impl FnMut() -> Result<D, Error>) -> Result<Partitioned<D>, Error> {
         setup.validate()?;
         let config = &setup.node.router;
@@ -178,8 +204,9 @@ impl<D: Device> Partitioned<D> {
                 m: ["tdata", "tlast", "tvalid", "tready"].map(|s| p(&format!("m_axis_p0_{s}"))),
                 link_up: p("link_up"),
                 axil: ["awaddr", "awvalid", "wdata", "wstrb", "wvalid", "bready", "bvalid", "bresp", "awready", "wready"].map(|s| p(&format!("s_axil_{s}"))),
+                clk: p("clk"),
             };
-            owned.push(Owned { node: n, device, ports, source: traffic::Source::new(n, setup.load.seed), sink: Default::default() });
+            owned.push(Owned { node: n, device, ports, source: traffic::Source::new(n, setup.load.seed), sink: Default::default(), write: [true, true, false] });
         }
         let nodes: Vec<usize> = owned.iter().map(|o: &Owned<D>| o.node).collect();
         let index = |n: usize| nodes.iter().position(|&o| o == n);
@@ -199,16 +226,35 @@ impl<D: Device> Partitioned<D> {
                     let channel = Channel::new(ChannelConfig { seed, ..ChannelConfig::clean(lanes, setup.latency - setup.window) });
                     (i, port, channel)
                 });
-                let rx = index(to).map(|i| (i, owned[i].device.port(&format!("{}_rx_serial", e.opposite().name()))));
+                let rx = index(to).map(|i| {
+                    let end = e.opposite().name();
+                    (i, owned[i].device.port(&format!("{end}_rx_serial")), owned[i].device.port(&format!("{end}_rx_clk")))
+                });
                 let line = std::iter::repeat_n(vec![0; lanes], setup.window).collect();
                 cables.push(Cable { from: n, dir: e, to_rank, from_rank, lanes, tx, rx, line, outbox: vec![] });
             }
         }
-        Ok(Partitioned { setup, rank, owned, cables, cycle: 0, traffic_start: None })
+        let mut followed: Vec<usize> = nodes.clone();
+        followed.extend(cables.iter().map(|c| c.from));
+        followed.sort_unstable();
+        followed.dedup();
+        let clocks = &setup.clocks;
+        let schedule = Clocks::new(&followed.iter().map(|&n| clocks.periods[n]).collect::<Vec<_>>(), &followed.iter().map(|&n| clocks.phases[n]).collect::<Vec<_>>());
+        let mut follows = vec![None; config.nodes()];
+        for (f, &n) in followed.iter().enumerate() {
+            follows[n] = Some(f);
+        }
+        let edges = vec![0; followed.len()];
+        Ok(Partitioned { setup, rank, owned, cables, followed, schedule, follows, edges })
+    }
+
+    /// Edges of every node's clock in a run: the coordinate write, bring-up, traffic and drain.
+    fn edges_per_node(&self) -> u64 {
+        COORDINATE_CYCLES + self.setup.bring_up + self.setup.load.cycles + self.setup.load.drain
     }
 
     /// The whole run; `exchange` joins the processes. Errors when a link is not up after
-    /// bring-up or a register write is refused.
+    /// bring-up or a register write is refused or unanswered.
     pub fn run(&mut self, exchange: &mut dyn Exchange) -> Result<Outcome, Error> {
         let mut out = Outcome::default();
         for o in self.owned.iter_mut() {
@@ -216,146 +262,143 @@ impl<D: Device> Partitioned<D> {
                 o.device.settle();
                 o.device.clock(true);
             }
+            // Out of reset: from here each domain is clocked alone.
+            o.device.clock(false);
         }
-        self.write_coordinates(exchange, &mut out)?;
-        for _ in 0..self.setup.bring_up {
-            self.cycle(exchange, &mut out, false)?;
-        }
-        for o in self.owned.iter_mut() {
-            o.device.settle();
-            if o.device.get(o.ports.link_up)[0] & 1 == 0 {
-                return Err(Error::Stuck(format!("node {}: links not up {} cycles after the coordinates were written", o.node, self.setup.bring_up)));
+        let total = self.edges_per_node();
+        let clocks = &self.setup.clocks;
+        let last = (0..self.setup.node.router.nodes()).map(|n| clocks.edge(n, total - 1)).max().unwrap_or(0);
+        // A window lasts W periods of the fastest clock: no block reaches its receiver's delay
+        // line output sooner than W of its sender's periods after it was sent.
+        let span = self.setup.window as u64 * clocks.shortest();
+        for k in 0..=last / span {
+            while self.schedule.peek() < (k + 1) * span {
+                let rising: Vec<usize> = self.schedule.advance().into_iter().filter(|&f| self.edges[f] < total).collect();
+                if !rising.is_empty() {
+                    self.instant(&rising, &mut out)?;
+                }
             }
-        }
-        // Bit errors from the first cycle of traffic, as the one-process harness's runs.
-        for c in self.cables.iter_mut().filter_map(|c| c.tx.as_mut()) {
-            c.2.config_mut().bit_error_rate = self.setup.bit_error_rate;
-        }
-        self.traffic_start = Some(self.cycle);
-        for _ in 0..self.setup.load.cycles {
-            self.cycle(exchange, &mut out, true)?;
-        }
-        for _ in 0..self.setup.load.drain {
-            self.cycle(exchange, &mut out, false)?;
+            self.swap(exchange, &mut out)?;
         }
         out.flipped_bits = self.cables.iter().filter_map(|c| c.tx.as_ref()).map(|t| t.2.flipped_bits).sum();
-        out.cycles = self.cycle;
+        out.cycles = total;
         Ok(out)
     }
 
-    /// Writes each node's coordinates into its register window (0x008), all nodes at once.
-    fn write_coordinates(&mut self, exchange: &mut dyn Exchange, out: &mut Outcome) -> Result<(), Error> {
-        let config = self.setup.node.router.clone();
-        // Per node: address and data still to hand over, response seen.
-        let mut state: Vec<[bool; 3]> = vec![[true, true, false]; self.owned.len()];
-        for _ in 0..64 {
-            for (o, s) in self.owned.iter_mut().zip(&state) {
-                let c = config.coords(o.node);
-                let a = &o.ports.axil;
-                for (port, v) in [(a[0], 0x008), (a[1], s[0] as u64), (a[2], (c[0] | c[1] << 8 | c[2] << 16) as u64), (a[3], 0xF), (a[4], s[1] as u64), (a[5], !s[2] as u64)] {
-                    o.device.set(port, &scalar(v));
-                }
-                o.device.settle();
-            }
-            for (o, s) in self.owned.iter_mut().zip(state.iter_mut()) {
-                let a = o.ports.axil;
-                let d = &mut o.device;
-                if !s[2] && d.get(a[6])[0] & 1 == 1 {
-                    if d.get(a[7])[0] != 0 {
-                        return Err(Error::Mismatch(format!("node {}: the coordinate write was answered {}", o.node, d.get(a[7])[0])));
-                    }
-                    s[2] = true;
-                }
-                s[0] &= d.get(a[8])[0] & 1 == 0;
-                s[1] &= d.get(a[9])[0] & 1 == 0;
-            }
-            self.cycle(exchange, out, false)?;
-            if state.iter().all(|s| s[2]) {
-                for o in self.owned.iter_mut() {
-                    o.device.set(o.ports.axil[5], &scalar(0));
-                }
-                return Ok(());
-            }
-        }
-        Err(Error::Stuck("a coordinate write got no response in 64 cycles".into()))
-    }
-
-    /// One cycle of every owned node: traffic at port 0 (new packets when `creating`), the
-    /// cables, the clock edge; a swap at the end of each window.
-    fn cycle(&mut self, exchange: &mut dyn Exchange, out: &mut Outcome, creating: bool) -> Result<(), Error> {
+    /// One instant: the nodes `rising` (indices into the followed clocks) have a clock edge.
+    /// Each owned one drives its register window and port 0 as its own cycle count says; each
+    /// cable whose sender rises moves one block, and its receiver's receive domain (on the
+    /// sender's clock, as a recovered clock is) takes one.
+    fn instant(&mut self, rising: &[usize], out: &mut Outcome) -> Result<(), Error> {
         let config: &RouterConfig = &self.setup.node.router;
-        for o in self.owned.iter_mut() {
-            if creating {
-                o.source.create(config, &self.setup.load, self.cycle, &mut out.sent);
+        let (bring_up, load) = (&self.setup.bring_up, &self.setup.load);
+        let start = COORDINATE_CYCLES + bring_up;
+        let mut up = vec![false; self.followed.len()];
+        for &f in rising {
+            up[f] = true;
+        }
+        let follows = &self.follows;
+        let rises = |n: usize| follows[n].is_some_and(|f| up[f]);
+        let edges = &self.edges;
+        let cycle_of = |n: usize| follows[n].map(|f| edges[f]).expect("a followed node");
+        let words = config.flit_bytes() / 8;
+        for o in self.owned.iter_mut().filter(|o| rises(o.node)) {
+            let cycle = cycle_of(o.node);
+            if (start..start + load.cycles).contains(&cycle) {
+                o.source.create(config, load, cycle, &mut out.sent);
             }
             let offer = o.source.offer(config);
             let mut data = Value::default();
             if let Some((words, _)) = &offer {
                 data[..words.len()].copy_from_slice(words);
             }
-            let d = &mut o.device;
+            let (d, a, w) = (&mut o.device, o.ports.axil, o.write);
             d.set(o.ports.s[0], &data);
             d.set(o.ports.s[1], &scalar(offer.as_ref().is_some_and(|o| o.1) as u64));
             d.set(o.ports.s[2], &scalar(offer.is_some() as u64));
             d.set(o.ports.m[3], &scalar(1));
-            d.settle();
-        }
-        let traffic_cycle = self.traffic_start.map(|t| self.cycle - t);
-        let cuts = &self.setup.cuts;
-        for c in self.cables.iter_mut() {
-            if let Some((i, port, channel)) = c.tx.as_mut() {
-                let tx = self.owned[*i].device.get(*port);
-                let blocks: Vec<u128> = (0..c.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
-                let mut y = channel.step(&blocks);
-                let pulled = |cut: &Cut| cut.node == c.from && cut.direction == c.dir && traffic_cycle.is_some_and(|t| (cut.from..cut.from + cut.cycles).contains(&t));
-                if cuts.iter().any(pulled) {
-                    y.fill(0);
-                }
-                if c.rx.is_some() {
-                    c.line.push_back(y);
-                } else {
-                    c.outbox.extend(y);
-                }
+            // The node's coordinates into its register window (0x008).
+            let c = config.coords(o.node);
+            for (port, v) in [(a[0], 0x008), (a[1], w[0] as u64), (a[2], (c[0] | c[1] << 8 | c[2] << 16) as u64), (a[3], 0xF), (a[4], w[1] as u64), (a[5], (!w[2] && cycle < COORDINATE_CYCLES) as u64)]
+            {
+                d.set(port, &scalar(v));
             }
-        }
-        for c in self.cables.iter_mut() {
-            if let Some((i, port)) = c.rx {
-                let blocks = c.line.pop_front().ok_or_else(|| Error::Stuck("a cable's delay line ran dry".into()))?;
-                self.owned[i].device.set(port, &serial_value(&blocks));
-            }
-        }
-        let words = config.flit_bytes() / 8;
-        for o in self.owned.iter_mut() {
-            let d = &mut o.device;
             d.settle();
+            if !o.write[2] && d.get(a[6])[0] & 1 == 1 {
+                if d.get(a[7])[0] != 0 {
+                    return Err(Error::Mismatch(format!("node {}: the coordinate write was answered {}", o.node, d.get(a[7])[0])));
+                }
+                o.write[2] = true;
+            }
+            o.write[0] &= d.get(a[8])[0] & 1 == 0;
+            o.write[1] &= d.get(a[9])[0] & 1 == 0;
+            if cycle + 1 == COORDINATE_CYCLES && !o.write[2] {
+                return Err(Error::Stuck(format!("node {}: the coordinate write got no response in {COORDINATE_CYCLES} cycles", o.node)));
+            }
+            if cycle == start && d.get(o.ports.link_up)[0] & 1 == 0 {
+                return Err(Error::Stuck(format!("node {}: links not up {bring_up} cycles after the coordinates were written", o.node)));
+            }
             if d.get(o.ports.s[2])[0] & 1 == 1 && d.get(o.ports.s[3])[0] & 1 == 1 {
                 o.source.taken(config);
             }
             if d.get(o.ports.m[2])[0] & 1 == 1 {
                 let data = d.get(o.ports.m[0]);
                 let last = d.get(o.ports.m[1])[0] & 1 == 1;
-                if let Some(p) = o.sink.beat(config, o.node, &data[..words], last, self.cycle) {
+                if let Some(p) = o.sink.beat(config, o.node, &data[..words], last, cycle) {
                     out.delivered.push(p);
                 }
             }
-            d.clock(false);
         }
-        self.cycle += 1;
-        if self.cycle.is_multiple_of(self.setup.window as u64) {
-            self.swap(exchange, out)?;
+        // Per owned node, the clocks that rise on it.
+        let mut clocks: Vec<Vec<usize>> = self.owned.iter().map(|o| if rises(o.node) { vec![o.ports.clk] } else { vec![] }).collect();
+        let cuts = &self.setup.cuts;
+        for c in self.cables.iter_mut().filter(|c| rises(c.from)) {
+            let cycle = cycle_of(c.from);
+            if let Some((i, port, channel)) = c.tx.as_mut() {
+                // Bit errors from the first cycle of traffic, as the one-process harness's runs.
+                if cycle == start {
+                    channel.config_mut().bit_error_rate = self.setup.bit_error_rate;
+                }
+                let tx = self.owned[*i].device.get(*port);
+                let blocks: Vec<u128> = (0..c.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
+                let y = channel.step(&blocks);
+                if c.rx.is_some() {
+                    c.line.push_back(y);
+                } else {
+                    c.outbox.extend(y);
+                }
+            }
+            if let Some((i, port, clk)) = c.rx {
+                let mut blocks = c.line.pop_front().ok_or_else(|| Error::Stuck("a cable's delay line ran dry".into()))?;
+                // Pulled at the receiving end, so that the split of the cable into channel
+                // model and delay line (the window) does not move the cut.
+                let pulled = |cut: &Cut| cut.node == c.from && cut.direction == c.dir && cycle.checked_sub(start).is_some_and(|t| (cut.from..cut.from + cut.cycles).contains(&t));
+                if cuts.iter().any(pulled) {
+                    blocks.fill(0);
+                }
+                self.owned[i].device.set(port, &serial_value(&blocks));
+                clocks[i].push(clk);
+            }
+        }
+        for (o, clocks) in self.owned.iter_mut().zip(&clocks).filter(|(_, c)| !c.is_empty()) {
+            o.device.edges(clocks);
+        }
+        for &f in rising {
+            self.edges[f] += 1;
         }
         Ok(())
     }
 
-    /// Sends every remote-bound cable's window of blocks and fills the delay lines of the
-    /// cables whose sender is elsewhere.
+    /// Sends every remote-bound cable's blocks since the last swap (their count first) and fills
+    /// the delay lines of the cables whose sender is elsewhere.
     fn swap(&mut self, exchange: &mut dyn Exchange, out: &mut Outcome) -> Result<(), Error> {
         let mut batches: Vec<(usize, Vec<u64>)> = vec![];
         for c in self.cables.iter_mut().filter(|c| c.tx.is_some() && c.rx.is_none()) {
-            let words = c.outbox.drain(..).flat_map(|b| [b as u64, (b >> 64) as u64]);
+            let mut words = vec![(c.outbox.len() / c.lanes) as u64];
+            words.extend(c.outbox.drain(..).flat_map(|b| [b as u64, (b >> 64) as u64]));
             match batches.iter_mut().find(|b| b.0 == c.to_rank) {
                 Some(b) => b.1.extend(words),
-                None => batches.push((c.to_rank, words.collect())),
+                None => batches.push((c.to_rank, words)),
             }
         }
         if batches.is_empty() {
@@ -365,16 +408,17 @@ impl<D: Device> Partitioned<D> {
         let received = exchange.swap(&batches);
         out.swap_seconds += start.elapsed().as_secs_f64();
         out.swaps += 1;
-        let per = 2 * self.setup.window;
         for (from, words) in received {
+            let short = || Error::Mismatch(format!("rank {}: rank {from} sent {} words, fewer than its cables need", self.rank, words.len()));
             let mut at = 0;
             for c in self.cables.iter_mut().filter(|c| c.tx.is_none() && c.rx.is_some() && c.from_rank == from) {
-                let want = per * c.lanes;
-                let chunk = words.get(at..at + want).ok_or_else(|| Error::Mismatch(format!("rank {}: rank {from} sent {} words, fewer than its cables need", self.rank, words.len())))?;
+                let count = *words.get(at).ok_or_else(short)? as usize;
+                let want = 2 * count * c.lanes;
+                let chunk = words.get(at + 1..at + 1 + want).ok_or_else(short)?;
                 for cycle in chunk.chunks(2 * c.lanes) {
                     c.line.push_back(cycle.chunks(2).map(|w| w[0] as u128 | (w[1] as u128) << 64).collect());
                 }
-                at += want;
+                at += 1 + want;
             }
         }
         Ok(())

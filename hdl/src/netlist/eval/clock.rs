@@ -138,9 +138,14 @@ impl Clocks {
         Clocks { next: phases.to_vec(), periods: periods.to_vec(), now: 0 }
     }
 
+    /// The next instant at which a clock rises.
+    pub fn peek(&self) -> u64 {
+        *self.next.iter().min().unwrap()
+    }
+
     /// The domains whose clocks rise next (several when edges coincide).
     pub fn advance(&mut self) -> Vec<usize> {
-        self.now = *self.next.iter().min().unwrap();
+        self.now = self.peek();
         let rising: Vec<usize> = (0..self.next.len()).filter(|d| self.next[*d] == self.now).collect();
         for d in &rising {
             self.next[*d] += self.periods[*d];
