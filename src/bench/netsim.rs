@@ -32,7 +32,14 @@ pub struct Report {
     pub runs: Vec<Summary>,
     /// The model of each torus.
     pub models: Vec<Model>,
+    /// The first torus of [`RUNS`] again with every node on its own clock ([`PPM`]), one and two
+    /// ranks: what clocks of their own cost.
+    pub clocks: Vec<Summary>,
 }
+
+/// How far each node's clock is off the nominal frequency in the runs of [`Report::clocks`], ppm
+/// either way (±100 ppm: the tolerance of common QSFP28 reference oscillators).
+pub const PPM: u64 = 100;
 
 /// The model of one torus size, from its one- and two-rank runs.
 #[derive(Clone, Debug, Serialize)]
@@ -123,8 +130,17 @@ pub fn run(config: &Path, work: &Path, progress: &mut dyn FnMut(&str)) -> Result
         }
         runs.extend(pair);
     }
+    let (dims, rate, cycles, drain) = RUNS[0];
+    let mut clocks = vec![];
+    for ranks in [1, 2] {
+        progress(&format!("{}×{}×{} on {ranks} rank(s), each node's clock within ±{PPM} ppm", dims[0], dims[1], dims[2]));
+        let args = options([("--rate", rate.to_string()), ("--cycles", cycles.to_string()), ("--drain", drain.to_string()), ("--ber", "1e-6".to_string()), ("--ppm", PPM.to_string())]);
+        let s = netsim(config, dims, &args, ranks, work)?;
+        progress(s.text().lines().next().unwrap_or(""));
+        clocks.push(s);
+    }
     let c = runs.iter().map(node_cycle).fold(f64::MAX, f64::min);
     let wait = runs.iter().filter(|r| r.ranks > 1).map(waiting).fold(0.0, f64::max);
     let models = runs.chunks(2).map(|p| model(&p[0], &p[1], c, wait)).collect();
-    Ok(Report { runs, models })
+    Ok(Report { runs, models, clocks })
 }

@@ -182,6 +182,7 @@ fn run_rank(options: &Options, mpi: &mut Mpi) -> Result<Option<Summary>, Error> 
         ranks,
         nodes_per_rank: per_rank,
         window,
+        ppm: options.ppm,
         cycles: outcome.cycles,
         seconds: slowest,
         cycles_per_second: outcome.cycles as f64 / slowest,
@@ -210,6 +211,9 @@ pub struct Summary {
     pub nodes_per_rank: Vec<u64>,
     /// Cycles between swaps.
     pub window: usize,
+    /// Each node's clock within ± this many ppm of the nominal frequency (0: one clock).
+    #[serde(default)]
+    pub ppm: u64,
     /// Cycles simulated (reset not counted).
     pub cycles: u64,
     /// Wall-clock seconds of the slowest rank, from its first cycle to its last.

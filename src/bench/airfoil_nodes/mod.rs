@@ -1,4 +1,4 @@
-//! `weft bench airfoil --nodes 1,2,4,8`: Airfoil (binary64) split over N nodes of a torus —
+//! `weft bench airfoil --nodes 1,2,4,8,16,64`: Airfoil (binary64) split over N nodes of a torus —
 //! strong scaling on one mesh in simulation, a model of it, and the model projected for OP2's
 //! 720,000-cell mesh.
 //!

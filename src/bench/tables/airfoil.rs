@@ -81,6 +81,11 @@ pub(super) fn rms(src: &Sources) -> Result<String, Error> {
     ))
 }
 
+/// The node counts `weft bench airfoil --nodes` simulated, as its option: `1,2,4,8`.
+fn node_counts(j: &serde_json::Value) -> String {
+    rows(&j["rows"]).iter().map(|r| int(&r["nodes"])).collect::<Vec<_>>().join(",")
+}
+
 pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "airfoil_nodes.json")?;
     let body = rows(&j["rows"])
@@ -108,7 +113,7 @@ pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
         .collect();
     Ok(table(
         &format!(
-            "Airfoil ({}) on NACA0012 {}×{} ({} cells) split over N nodes, cycles an iteration ({} iterations simulated): each node's compiled program in the built-in simulator, halos and reductions over the generated nodes of the torus in Verilator (the exchange does not overlap compute: the next loop reads what it brings). Model: compute from the compiler's schedules (slowest node per stretch between sync steps), exchange and reduction from a hop, a packet, a link's bandwidth and one allreduce measured on the same fabric before the run; in brackets the model's error. µs at the fabric clock ({} MHz) and at the router's measured Fmax ({} MHz, {}). `weft bench airfoil --nodes 1,2,4,8` (bench/airfoil_nodes.json).",
+            "Airfoil ({}) on NACA0012 {}×{} ({} cells) split over N nodes, cycles an iteration ({} iterations simulated): each node's compiled program in the built-in simulator, halos and reductions over the generated nodes of the torus in Verilator (the exchange does not overlap compute: the next loop reads what it brings). Model: compute from the compiler's schedules (slowest node per stretch between sync steps), exchange and reduction from a hop, a packet, a link's bandwidth and one allreduce measured on the same fabric before the run; in brackets the model's error. µs at the fabric clock ({} MHz) and at the router's measured Fmax ({} MHz, {}). `weft bench airfoil --nodes {}` (bench/airfoil_nodes.json).",
             j["precision"].as_str().unwrap_or(""),
             int(&j["grid"][0]),
             int(&j["grid"][1]),
@@ -116,7 +121,8 @@ pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
             int(&j["iterations"]),
             f(&j["fabric_mhz"]),
             f(&j["fmax_mhz"]),
-            j["fmax_source"].as_str().unwrap_or("")
+            j["fmax_source"].as_str().unwrap_or(""),
+            node_counts(&j)
         ),
         &["N", "torus", "cells / node", "halo bytes", "compute", "exchange", "reduction", "iteration", "model", "exchange %", "speedup", "µs (fabric clock)", "µs (Fmax)"],
         body,
@@ -148,10 +154,11 @@ pub(super) fn nodes_projection(src: &Sources) -> Result<String, Error> {
     }
     Ok(table(
         &format!(
-            "Airfoil on OP2's {}-cell mesh split over 4–64 nodes by the model checked in the table above (compute from each node's compiled schedules; a hop, a packet and a link's bandwidth from the largest simulated torus; the allreduce {:.0} + {:.1}·H cycles, H the hops on the butterfly's critical path, a line through the simulated tori's), cycles an iteration and seconds for OP2's 1,000 iterations, beside OP2's published times for the same run. `weft bench airfoil --nodes 1,2,4,8` (bench/airfoil_nodes.json).",
+            "Airfoil on OP2's {}-cell mesh split over 4–64 nodes by the model checked in the table above (compute from each node's compiled schedules; a hop, a packet and a link's bandwidth from the largest simulated torus; the allreduce {:.0} + {:.1}·H cycles, H the hops on the butterfly's critical path, a line through the simulated tori's), cycles an iteration and seconds for OP2's 1,000 iterations, beside OP2's published times for the same run. `weft bench airfoil --nodes {}` (bench/airfoil_nodes.json).",
             int(&j["projected_cells"]),
             f(&j["allreduce_line"][0]),
-            f(&j["allreduce_line"][1])
+            f(&j["allreduce_line"][1]),
+            node_counts(&j)
         ),
         &["what", "cells / node", "halo bytes", "compute", "exchange", "reduction", "iteration", "s (fabric clock)", "s (Fmax)"],
         body,
