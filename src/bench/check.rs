@@ -148,13 +148,9 @@ fn airfoil(cx: &Context) -> Result<Vec<Figure>, Error> {
     ])
 }
 
-fn torus(name: &str) -> Result<crate::system::SystemConfig, Error> {
-    crate::system::shipped().into_iter().find(|s| s.name == name).ok_or_else(|| Error::Input(format!("no shipped {name}")))
-}
-
 fn net(cx: &Context) -> Result<Vec<Figure>, Error> {
     let json = load(cx.bench, "net.json")?;
-    let system = torus("torus_4x2x1")?;
+    let system = crate::system::shipped_named("torus_4x2x1")?;
     let mut t = super::net::node_torus(&system, cx.generated)?;
     let neighbour = system.node.router.neighbour(0, weft_ip::router::Direction { dim: 0, plus: true });
     let mut out = vec![];
@@ -184,7 +180,7 @@ fn allreduce(cx: &Context) -> Result<Vec<Figure>, Error> {
         element: weft_ip::system::allreduce::ElementType::F32,
         op: weft_ip::system::allreduce::ReduceOp::Sum,
     };
-    let report = super::allreduce::run(&torus("torus_4x2x1")?, &options, &cx.work.join("allreduce"), &mut |_| {})?;
+    let report = super::allreduce::run(&crate::system::shipped_named("torus_4x2x1")?, &options, &cx.work.join("allreduce"), &mut |_| {})?;
     let mut out = vec![];
     for p in &report.points {
         let c = find(&json["points"], &[("elements", p.elements.into())], "allreduce_torus_4x2x1.json")?;
@@ -202,7 +198,7 @@ fn allreduce(cx: &Context) -> Result<Vec<Figure>, Error> {
 fn dg(cx: &Context) -> Result<Vec<Figure>, Error> {
     let json = load(cx.bench, "dg.json")?;
     let options = super::dg::Options { cubes: 2, steps: 1, bit_error_rate: 0.0 };
-    let report = super::dg::run(&torus("torus_2x2x2")?, &options, &cx.work.join("dg"), &mut |_| {})?;
+    let report = super::dg::run(&crate::system::shipped_named("torus_2x2x2")?, &options, &cx.work.join("dg"), &mut |_| {})?;
     let then = find(&json["runs"], &[("cubes", 2.into()), ("steps", 1.into())], "dg.json")?;
     Ok(vec![
         figure("dg MIDG2 48 elements: cycles of a step".into(), number(then, "cycles", "dg.json")?, report.cycles as f64, TOLERANCE),

@@ -154,7 +154,7 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
 /// description (default `torus_2x2x2`'s) on a torus of that size, named `torus_XxYxZ`.
 pub fn collectives(configs: &[PathBuf], lengths: &[usize], dims: &[usize], out: &Path) -> Result<(), Error> {
     let mut systems = match (configs.is_empty(), dims.is_empty()) {
-        (true, false) => vec![crate::system::load(Path::new("examples/torus_2x2x2.toml"))?],
+        (true, false) => vec![crate::system::shipped_named("torus_2x2x2")?],
         _ => systems_or_default(configs)?,
     };
     if !dims.is_empty() {
@@ -234,7 +234,7 @@ pub fn midg(orders: &[usize], out: &Path) -> Result<(), Error> {
 /// (2 and 3 when empty) for `steps` time steps at bit error rate `ber`, then the dense
 /// operators' resources; writes `dg.json` into `out`.
 pub fn dg(cubes: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
-    let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or_else(|| Error::Input("no shipped torus_2x2x2".into()))?;
+    let system = crate::system::shipped_named("torus_2x2x2")?;
     let work = std::env::temp_dir().join(format!("weft-bench-dg-{}", std::process::id()));
     let bench = (|| {
         let mut runs = vec![];

@@ -61,6 +61,11 @@ pub fn shipped() -> Vec<SystemConfig> {
     SHIPPED.iter().map(|(file, text)| parse(text).unwrap_or_else(|e| panic!("{file}: {e}"))).collect()
 }
 
+/// The shipped system called `name`.
+pub fn shipped_named(name: &str) -> Result<SystemConfig, Error> {
+    shipped().into_iter().find(|s| s.name == name).ok_or_else(|| Error::Input(format!("no shipped system {name}")))
+}
+
 /// Where a system's outputs go, relative to the generated and constraints folders.
 pub struct Files {
     /// `<generated>/system/<name>_node.v`: the node.

@@ -181,12 +181,12 @@ pub struct Partitioned<D: Device> {
     rank: usize,
     owned: Vec<Owned<D>>,
     cables: Vec<Cable>,
-    /// The clocks this process follows: its nodes' and those of the nodes sending to them.
-    followed: Vec<usize>,
+    /// The clocks this process follows (its nodes' and those of the nodes sending to them), in
+    /// node order.
     schedule: Clocks,
-    /// Each node's place among the followed.
+    /// Each node's place among the followed clocks.
     follows: Vec<Option<usize>>,
-    /// Edges so far of each followed node's clock.
+    /// Edges so far of each followed clock.
     edges: Vec<u64>,
 }
 
@@ -245,7 +245,7 @@ impl<D: Device> Partitioned<D> {
             follows[n] = Some(f);
         }
         let edges = vec![0; followed.len()];
-        Ok(Partitioned { setup, rank, owned, cables, followed, schedule, follows, edges })
+        Ok(Partitioned { setup, rank, owned, cables, schedule, follows, edges })
     }
 
     /// Edges of every node's clock in a run: the coordinate write, bring-up, traffic and drain.
@@ -293,7 +293,7 @@ impl<D: Device> Partitioned<D> {
         let config: &RouterConfig = &self.setup.node.router;
         let (bring_up, load) = (&self.setup.bring_up, &self.setup.load);
         let start = COORDINATE_CYCLES + bring_up;
-        let mut up = vec![false; self.followed.len()];
+        let mut up = vec![false; self.edges.len()];
         for &f in rising {
             up[f] = true;
         }

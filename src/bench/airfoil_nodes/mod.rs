@@ -228,7 +228,7 @@ fn on_torus(app: &Application<f64>, mesh: &MeshData, n: usize, work: &Path, log:
     // dimensions; a third needs six links, which torus_2x2x2's node (a 520N) has, with the same
     // router and link.
     let base = if dims.iter().all(|&d| d >= 2) { "torus_2x2x2" } else { "torus_4x2x1" };
-    let mut system = crate::system::shipped().into_iter().find(|s| s.name == base).ok_or_else(|| Error::Input(format!("no shipped {base}")))?;
+    let mut system = crate::system::shipped_named(base)?;
     system.name = format!("torus_{}x{}x{}", dims[0], dims[1], dims[2]);
     system.node.router.dims = dims;
     system.node.router.local_ports = 3;
