@@ -8,6 +8,7 @@ pub fn shipped() -> Vec<Shipped> {
     let mut all = crate::axis::shipped();
     all.extend(crate::airfoil::compiled::shipped());
     all.extend(crate::axil::shipped());
+    all.extend(crate::axil_crossing::shipped());
     all.extend(crate::fp::shipped());
     all.extend(crate::kernels::shipped());
     all.extend(crate::midg::shipped::shipped());

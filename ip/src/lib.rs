@@ -11,6 +11,7 @@ pub use error::Error;
 pub mod airfoil;
 pub mod app;
 pub mod axil;
+pub mod axil_crossing;
 pub mod axis;
 pub mod catalog;
 pub mod fp;
