@@ -84,3 +84,49 @@ fn vitis_kernel_files_agree_with_the_wrapper_and_the_register_map() {
     assert!(err.to_string().contains("no bus s_axis_p9"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The node with its transceivers as a Vitis kernel (torus_4x2x1 on the U280): the kernel with
+/// the node, its transceiver wrappers, the GT top and stubs of the IPs through Verilator -Wall;
+/// kernel.xml's streams against the kernel's ports; the package script against stub Vivado
+/// commands, refusing a port map to a port the kernel lacks; the linker configuration refused
+/// when it connects an interface the script does not declare.
+#[test]
+fn transceiver_kernel_files_agree() {
+    let config = shipped().into_iter().find(|c| c.name == "torus_4x2x1").unwrap();
+    let dir = std::env::temp_dir().join(format!("weft_gt_krnl_{}", std::process::id()));
+    generate(&config, &dir.join("generated"), &dir.join("constraints")).unwrap();
+    let system = dir.join("generated/system");
+    let file = |n: &str| system.join(format!("torus_4x2x1_{n}"));
+    let stubs = dir.join("gt_stubs.v");
+    std::fs::write(&stubs, weft::system::gt_top::stubs(&config).unwrap()).unwrap();
+    let files = [file("node.v"), file("node_gt.v"), file("gt_top.v"), file("gt_krnl.v"), stubs];
+    verilator_lint_files(&files.iter().map(|f| f.as_path()).collect::<Vec<_>>(), "torus_4x2x1_gt_krnl").unwrap();
+
+    let kernel = ports(&std::fs::read_to_string(file("gt_krnl.v")).unwrap(), "torus_4x2x1_gt_krnl").unwrap();
+    let names: Vec<String> = kernel.iter().map(|p| p.name.clone()).collect();
+    for want in ["ap_clk", "ap_rst_n", "clk_gt_freerun", "gt_refclk0_p", "gt_serial_port1_gtx_n", "s_axi_control_rdata", "m_axis_p0_tkeep"] {
+        assert!(names.iter().any(|n| n == want), "the kernel has no port {want}");
+    }
+    assert!(!names.iter().any(|n| n.contains("_fs") || n.contains("oe_b")), "the cage's oscillator pins belong to the platform");
+    let xml = std::fs::read_to_string(file("gt_kernel.xml")).unwrap();
+    let streams: Vec<&str> = xml.lines().filter(|l| l.contains("portType=\"stream\"")).collect();
+    assert_eq!(streams.len(), names.iter().filter(|n| n.ends_with("_tdata") && n.contains("axis")).count());
+    for p in kernel.iter().filter(|p| p.name.ends_with("_tdata") && p.name.contains("axis")) {
+        let bus = p.name.strip_suffix("_tdata").unwrap();
+        let mode = if p.input { "read_only" } else { "write_only" };
+        assert!(streams.iter().any(|l| l.contains(&format!("name=\"{bus}\" mode=\"{mode}\" dataWidth=\"{}\"", p.width))), "{bus} in kernel.xml");
+    }
+
+    let buses: Vec<String> = names.iter().filter_map(|p| p.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();
+    let (package, linker) = (file("gt_package_xo.tcl"), file("gt_vpp.cfg"));
+    weft::system::gt_kernel::check(&config, &package, &linker, &names, &buses).unwrap();
+    let broken = system.join("broken_gt_package_xo.tcl");
+    std::fs::write(&broken, std::fs::read_to_string(&package).unwrap().replace("gt_serial_port1_grx_n", "gt_serial_port1_grx_m")).unwrap();
+    let err = weft::system::gt_kernel::check(&config, &broken, &linker, &names, &buses).unwrap_err().to_string();
+    assert!(err.contains("gt_serial_port1_grx_m: the kernel has no such port"), "{err}");
+    let bad_link = system.join("broken_gt_vpp.cfg");
+    std::fs::write(&bad_link, std::fs::read_to_string(&linker).unwrap().replace("weft/gt_refclk1", "weft/gt_refclk2")).unwrap();
+    let err = weft::system::gt_kernel::check(&config, &package, &bad_link, &names, &buses).unwrap_err().to_string();
+    assert!(err.contains("weft/gt_refclk2"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -29,16 +29,24 @@ fn channels() -> [(&'static str, &'static [(&'static str, usize)], bool); 5] {
 /// Reset: each FIFO's writer and reader reset with their own domain's reset. Hold both resets
 /// together (each side's reset asserted while the other's is, through a synchroniser) for
 /// longer than three cycles of the slower clock, so no pointer is left from before.
-pub fn crossing(d: &Design, slave: &str, master: &str, addr_bits: usize, from: usize, to: usize) {
+/// `hold` (in domain `from`), when given, keeps the slave side from taking requests: a kernel
+/// holds it while the other side is in reset, so no access is taken and lost.
+pub fn crossing<'d>(d: &'d Design, slave: &str, master: &str, addr_bits: usize, from: usize, to: usize, hold: Option<Sig<'d>>) {
     for (ch, fields, forward) in channels() {
         let (src_prefix, dst_prefix, src_domain, dst_domain) = if forward { (slave, master, from, to) } else { (master, slave, to, from) };
         let back = d.net().set_domain(src_domain);
         let widths: Vec<(&str, usize)> = fields.iter().map(|(f, w)| (*f, if *w == 0 { addr_bits } else { *w })).collect();
         // The fields in, valid in, ready out, on the side that produces the channel.
         let ins: Vec<Sig> = widths.iter().map(|(f, w)| d.input(&format!("{src_prefix}_{ch}{f}"), *w)).collect();
-        let valid = d.input(&format!("{src_prefix}_{ch}valid"), 1);
+        let mut valid = d.input(&format!("{src_prefix}_{ch}valid"), 1);
         let ready = d.later(1);
-        d.output(&format!("{src_prefix}_{ch}ready"), ready);
+        match hold.filter(|_| forward) {
+            Some(h) => {
+                d.output(&format!("{src_prefix}_{ch}ready"), ready & !h);
+                valid = valid & !h;
+            }
+            None => d.output(&format!("{src_prefix}_{ch}ready"), ready),
+        }
         let data = ins.iter().copied().reduce(|hi, lo| hi.cat(lo)).expect("a field");
         let shape = AxisShape { data: data.width, keep: false, last: false, user: 0, always_ready: false };
         let input = Source(Axis { name: format!("{src_prefix}_{ch}"), shape, data, keep: None, last: None, user: None, valid, ready: Some(ready) });
@@ -61,7 +69,7 @@ pub fn module(addr_bits: usize) -> Netlist {
     let d = Design::new();
     d.net().set_domain_ports(0, "s_clk", Reset::Derived);
     let m = d.net().domain_named("m_clk");
-    crossing(&d, "s_axil", "m_axil", addr_bits, 0, m);
+    crossing(&d, "s_axil", "m_axil", addr_bits, 0, m, None);
     d.finish()
 }
 
@@ -194,10 +202,10 @@ fn run(addr_bits: usize, ps: u64, pm: u64, accesses: usize, seed: u64) -> Result
             if arready && eval.get_output("m_axil_arvalid") == 1 {
                 ar = Some(eval.get_output("m_axil_araddr") as u32);
             }
-            if b_out.is_some_and(|(_, at)| at <= m_edges - 1) && eval.get_output("m_axil_bready") == 1 {
+            if b_out.is_some_and(|(_, at)| at < m_edges) && eval.get_output("m_axil_bready") == 1 {
                 b_out = None;
             }
-            if r_out.is_some_and(|(_, _, at)| at <= m_edges - 1) && eval.get_output("m_axil_rready") == 1 {
+            if r_out.is_some_and(|(_, _, at)| at < m_edges) && eval.get_output("m_axil_rready") == 1 {
                 r_out = None;
             }
         }

@@ -8,6 +8,7 @@ pub mod application;
 pub mod config;
 pub mod constraints;
 pub mod fusesoc;
+pub mod gt_kernel;
 pub mod gt_top;
 pub mod ipxact;
 pub mod platform_designer;
@@ -92,6 +93,8 @@ pub struct Files {
     pub kernels: Vec<PathBuf>,
     /// On the U200 and U280: the node on its transceivers.
     pub transceivers: Option<Transceivers>,
+    /// On the U280: the node with its transceivers as a Vitis kernel.
+    pub gt_kernel: Option<Vitis>,
 }
 
 /// The files of the node on the board's transceivers.
@@ -113,7 +116,8 @@ impl Transceivers {
     }
 }
 
-/// The files of the node as a Vitis RTL kernel.
+/// The files of the node as a Vitis RTL kernel (`<name>_*`), or of the node with its
+/// transceivers as one (`<name>_gt_*`).
 pub struct Vitis {
     /// `<name>_krnl.v`: the wrapper with Vitis's clock, reset and control interface.
     pub top: PathBuf,
@@ -156,6 +160,12 @@ impl Files {
                 tcl: dir.join(format!("{name}_gt.tcl")),
                 top: dir.join(format!("{name}_gt_top.v")),
                 xdc: dir.join(format!("{name}_gt_top.xdc")),
+            }),
+            gt_kernel: (transceivers::applies(config) && config.board.name == "u280").then(|| Vitis {
+                top: dir.join(format!("{name}_gt_krnl.v")),
+                kernel_xml: dir.join(format!("{name}_gt_kernel.xml")),
+                package: dir.join(format!("{name}_gt_package_xo.tcl")),
+                linker: dir.join(format!("{name}_gt_vpp.cfg")),
             }),
         }
     }
@@ -271,6 +281,15 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         write(&gt.top, &gt_top::gt_top(config, &weft_hdl::netlist::verilog::ports(&node_gt), &other_clocks, transceivers::RATES[0])?)?;
         write(&gt.xdc, &gt_top::gt_xdc(config, transceivers::RATES[0])?)?;
         written.extend(gt.files().map(PathBuf::clone));
+        if let Some(k) = &files.gt_kernel {
+            let top_text = std::fs::read_to_string(&gt.top).map_err(|e| Error::from(e).context(gt.top.display()))?;
+            let top_ports = ports::ports(&top_text, &format!("{name}_gt_top"))?;
+            write(&k.top, &gt_kernel::kernel_file(config, &node_ports, &top_ports)?)?;
+            write(&k.kernel_xml, &gt_kernel::kernel_xml(config, &node_ports, &map)?)?;
+            write(&k.package, &gt_kernel::package_tcl(config, &node_ports)?)?;
+            write(&k.linker, &gt_kernel::connectivity(config, &node_ports)?)?;
+            written.extend([k.top.clone(), k.kernel_xml.clone(), k.package.clone(), k.linker.clone()]);
+        }
     }
     if let Some(app) = &config.application {
         written.extend(application::generate(config, app, &node_net, &generated.join("system"))?);
@@ -288,7 +307,7 @@ pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &P
     let mut parts: Vec<String> = vec!["system".into(), config.name.clone()];
     let tools = crate::cache::fingerprints();
     parts.extend([&tools.verilator, &tools.iverilog, &tools.fusesoc, &tools.tclsh, &tools.executable].map(String::clone));
-    let vitis: Vec<&PathBuf> = files.vitis.iter().flat_map(|v| [&v.top, &v.package]).chain(files.transceivers.iter().flat_map(Transceivers::files)).collect();
+    let vitis: Vec<&PathBuf> = files.vitis.iter().chain(files.gt_kernel.iter()).flat_map(|v| [&v.top, &v.package, &v.linker]).chain(files.transceivers.iter().flat_map(Transceivers::files)).collect();
     for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()).chain(files.kernels.iter()).chain(vitis).chain(files.platform_designer.iter()) {
         // A missing file gives no key: `check` says what is missing.
         let Ok(bytes) = std::fs::read(f) else { return check(config, generated, constraints_dir).map(|s| (s, false)) };
@@ -366,6 +385,21 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
             gt.tcl.display(),
             gt.xdc.display()
         ));
+        if let Some(k) = &files.gt_kernel {
+            let krnl = format!("{}_gt_krnl", config.name);
+            let dir = check_dir("weft-gt-krnl");
+            std::fs::create_dir_all(&dir)?;
+            let stub = dir.join("gt_stubs.v");
+            std::fs::write(&stub, gt_top::stubs(config)?)?;
+            let lint = verilator_lint_files(&[files.node.as_path(), gt.node_gt.as_path(), gt.top.as_path(), k.top.as_path(), stub.as_path()], &krnl);
+            let _ = std::fs::remove_dir_all(&dir);
+            lint.map_err(|e| Error::from(e).context(format!("{krnl}: verilator lint failed")))?;
+            let text = std::fs::read_to_string(&k.top).map_err(|e| Error::from(e).context(k.top.display()))?;
+            let kernel_ports: Vec<String> = ports::ports(&text, &krnl)?.into_iter().map(|p| p.name).collect();
+            let buses: Vec<String> = kernel_ports.iter().filter_map(|p| p.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();
+            gt_kernel::check(config, &k.package, &k.linker, &kernel_ports, &buses)?;
+            vitis_note.push_str(&format!("; {krnl}: verilator lint, {} runs against stub Vivado commands, {} connects declared interfaces", k.package.display(), k.linker.display()));
+        }
     }
     if let Some(hw) = &files.platform_designer {
         let text = std::fs::read_to_string(&files.node).map_err(|e| Error::from(e).context(files.node.display()))?;
