@@ -64,8 +64,9 @@ fn top_level_ports_follow_the_naming_contract() {
                 && (port.starts_with("local_") || port.starts_with("stat_") || port.starts_with("s_axis_") && port.ends_with("_credit") || port.starts_with("m_axis_") && port.ends_with("_credit"));
             // Clock domains are `<domain>_clk` / `<domain>_rst` (the asynchronous FIFO).
             let domain_ok = ["s_clk", "s_rst", "m_clk", "m_rst"].contains(&port);
-            // The register window: AXI4-Lite, its counter inputs and the coordinates it holds.
-            let axil_ok = module.spec.family == "axil" && (port.starts_with("s_axil_") || port == "counters" || port == "link_status" || port.starts_with("local_"));
+            // The register window: AXI4-Lite, its counter inputs and the coordinates it holds; the
+            // AXI4-Lite crossing's master side.
+            let axil_ok = module.spec.family == "axil" && (port.starts_with("s_axil_") || port.starts_with("m_axil_") || port == "counters" || port == "link_status" || port.starts_with("local_"));
             // A node: the register window, per link endpoint its serial lanes and status.
             let node_ok = module.spec.family == "system"
                 && (port.starts_with("s_axil_") || port == "link_up" || ["_rx_serial", "_rx_clk", "_rx_rst", "_tx_serial", "_channel_up"].iter().any(|s| port.ends_with(s)));
