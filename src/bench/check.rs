@@ -73,7 +73,7 @@ const SECTIONS: [Section; 8] = [
 ];
 
 /// Runs every check on two threads (the CI machines have two cores); `progress` gets a line per
-/// benchmark as it starts. The figures come back in the order of [`SECTIONS`].
+/// benchmark as it starts. The figures come back in the order of the sections above.
 pub fn run(bench: &Path, generated: &Path, work: &Path, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<Figure>, Error> {
     let context = Context { bench, generated, work };
     let next = std::sync::atomic::AtomicUsize::new(0);
