@@ -69,7 +69,8 @@ pub fn ip_ports(n: usize) -> Vec<(&'static str, usize, bool)> {
     ]
 }
 
-fn range(width: usize) -> String {
+/// A Verilog range for `width` bits (none for one bit), with its trailing space.
+pub(super) fn range(width: usize) -> String {
     if width == 1 {
         String::new()
     } else {
@@ -78,7 +79,7 @@ fn range(width: usize) -> String {
 }
 
 /// The cages the links use: (cage index, the used channel sites in lane order).
-fn used_cages(config: &SystemConfig) -> Result<Vec<(usize, Vec<&'static str>)>, Error> {
+pub(super) fn used_cages(config: &SystemConfig) -> Result<Vec<(usize, Vec<&'static str>)>, Error> {
     let links = assignment(config)?;
     Ok((0..2).map(|k| (k, cage_sites(&links, k))).filter(|(_, s)| !s.is_empty()).collect())
 }
@@ -333,18 +334,24 @@ pub fn stubs(config: &SystemConfig) -> Result<String, Error> {
     Ok(t)
 }
 
+/// Verilator's lint (-Wall) of `top` in `files` with [`stubs`] of the IPs and primitives.
+pub(super) fn lint_with_stubs(config: &SystemConfig, files: &[&std::path::Path], top: &str) -> Result<(), Error> {
+    let dir = super::check_dir("weft-gt-lint");
+    std::fs::create_dir_all(&dir)?;
+    let stub = dir.join("gt_stubs.v");
+    std::fs::write(&stub, stubs(config)?)?;
+    let all: Vec<&std::path::Path> = files.iter().copied().chain([stub.as_path()]).collect();
+    let lint = weft_tools::verilator_lint_files(&all, top);
+    let _ = std::fs::remove_dir_all(&dir);
+    lint.map_err(|e| Error::from(e).context(format!("{top}: verilator lint failed")))
+}
+
 /// Checks the files of `gt`: the top with the node (`node`) and [`stubs`] passes Verilator's lint
 /// with -Wall, and every port the XDC names exists on the top, every lane and reference-clock
 /// port of the top gets a pin, and no pin is given twice.
 pub fn check(config: &SystemConfig, node: &std::path::Path, gt: &super::Transceivers) -> Result<(), Error> {
     let top = format!("{}_gt_top", config.name);
-    let dir = super::check_dir("weft-gt-top");
-    std::fs::create_dir_all(&dir)?;
-    let stub = dir.join("gt_stubs.v");
-    std::fs::write(&stub, stubs(config)?)?;
-    let lint = weft_tools::verilator_lint_files(&[node, gt.node_gt.as_path(), gt.top.as_path(), stub.as_path()], &top);
-    let _ = std::fs::remove_dir_all(&dir);
-    lint.map_err(|e| Error::from(e).context(format!("{top}: verilator lint failed")))?;
+    lint_with_stubs(config, &[node, gt.node_gt.as_path(), gt.top.as_path()], &top)?;
     let text = std::fs::read_to_string(&gt.top).map_err(|e| Error::from(e).context(gt.top.display()))?;
     let ports = weft_tools::ports::ports(&text, &top)?;
     // The stub `get_ports` matches Tcl globs, where `name[3]` matches `name3`: a bus is listed

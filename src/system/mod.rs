@@ -387,13 +387,7 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
         ));
         if let Some(k) = &files.gt_kernel {
             let krnl = format!("{}_gt_krnl", config.name);
-            let dir = check_dir("weft-gt-krnl");
-            std::fs::create_dir_all(&dir)?;
-            let stub = dir.join("gt_stubs.v");
-            std::fs::write(&stub, gt_top::stubs(config)?)?;
-            let lint = verilator_lint_files(&[files.node.as_path(), gt.node_gt.as_path(), gt.top.as_path(), k.top.as_path(), stub.as_path()], &krnl);
-            let _ = std::fs::remove_dir_all(&dir);
-            lint.map_err(|e| Error::from(e).context(format!("{krnl}: verilator lint failed")))?;
+            gt_top::lint_with_stubs(config, &[files.node.as_path(), gt.node_gt.as_path(), gt.top.as_path(), k.top.as_path()], &krnl)?;
             let text = std::fs::read_to_string(&k.top).map_err(|e| Error::from(e).context(k.top.display()))?;
             let kernel_ports: Vec<String> = ports::ports(&text, &krnl)?.into_iter().map(|p| p.name).collect();
             let buses: Vec<String> = kernel_ports.iter().filter_map(|p| p.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();

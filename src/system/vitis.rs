@@ -36,13 +36,7 @@ pub fn kernel_ports(node: &[PortDecl]) -> Vec<(String, bool, usize)> {
     if node.iter().any(|p| p.name == "kernel_clk") {
         ports.extend([("ap_clk_2".to_string(), true, 1), ("ap_rst_n_2".to_string(), true, 1)]);
     }
-    for p in node {
-        if let Some(sig) = p.name.strip_prefix("s_axil_") {
-            ports.push((format!("s_axi_control_{sig}"), p.input, p.width));
-        } else if p.name.starts_with("s_axis_p") || p.name.starts_with("m_axis_p") {
-            ports.push((p.name.clone(), p.input, p.width));
-        }
-    }
+    ports.extend(host_ports(node));
     for (e, lanes) in endpoints(node.iter().map(|p| (p.name.as_str(), p.width))) {
         ports.push((format!("m_axis_{e}_tx_tdata"), false, lanes * LANE_BITS));
         ports.push((format!("m_axis_{e}_tx_tvalid"), false, 1));
@@ -51,6 +45,14 @@ pub fn kernel_ports(node: &[PortDecl]) -> Vec<(String, bool, usize)> {
         ports.push((format!("s_axis_{e}_rx_tready"), false, 1));
     }
     ports
+}
+
+/// The node's register window as `s_axi_control_*`, then its IntraNode streams: (name, input,
+/// width), as a kernel around the node declares them.
+pub fn host_ports(node: &[PortDecl]) -> Vec<(String, bool, usize)> {
+    let control = node.iter().filter_map(|p| p.name.strip_prefix("s_axil_").map(|sig| (format!("s_axi_control_{sig}"), p.input, p.width)));
+    let streams = node.iter().filter(|p| p.name.starts_with("s_axis_p") || p.name.starts_with("m_axis_p")).map(|p| (p.name.clone(), p.input, p.width));
+    control.chain(streams).collect()
 }
 
 /// `<cfg>_krnl`: the node behind Vitis's port conventions, as a netlist design that instantiates
