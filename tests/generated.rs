@@ -58,6 +58,10 @@ fn top_level_ports_follow_the_naming_contract() {
                 "frames_dropped",
                 "rx_clk",
                 "rx_rst",
+                "packets_sent",
+                "packets_received",
+                "credit_words",
+                "tx_waits",
             ];
             // The router: coordinates, per-VC credits beside its link streams, counters.
             let router_ok = module.spec.family == "router"

@@ -11,6 +11,7 @@ pub fn shipped() -> Vec<Shipped> {
     all.extend(crate::axil_crossing::shipped());
     all.extend(crate::fp::shipped());
     all.extend(crate::kernels::shipped());
+    all.extend(crate::link::io_link::shipped());
     all.extend(crate::midg::shipped::shipped());
     all.extend(crate::selftest::shipped());
     all.extend(crate::system::allreduce::shipped());

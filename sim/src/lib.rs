@@ -27,6 +27,7 @@ pub use error::Error;
 
 pub mod catalog;
 pub mod channel;
+pub mod io_channel;
 pub mod cosim;
 pub mod link;
 pub mod network;

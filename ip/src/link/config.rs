@@ -49,11 +49,16 @@ pub struct LinkConfig {
     /// `rx_clk`, then an elastic buffer into `clk` that deletes or inserts clock-compensation
     /// blocks (3 cycles more latency). Off: one clock for both directions.
     pub rx_clock: bool,
+    /// The links are the board's own flow-controlled 256-bit IO channels (the 520N's OpenCL
+    /// board support package): a node then joins each neighbour through
+    /// [`super::io_link`] over `lanes / 4` channels instead of this endpoint, and the other
+    /// fields but `lanes` do not apply.
+    pub io_channels: bool,
 }
 
 impl Default for LinkConfig {
     fn default() -> Self {
-        LinkConfig { lanes: 2, max_frame_words: 128, replay_words: 1024, vc_buffer_words: 512, retransmit_timeout: 1024, cc_interval: 4992, cc_burst: 8, registered_reads: true, rx_clock: false }
+        LinkConfig { lanes: 2, max_frame_words: 128, replay_words: 1024, vc_buffer_words: 512, retransmit_timeout: 1024, cc_interval: 4992, cc_burst: 8, registered_reads: true, rx_clock: false, io_channels: false }
     }
 }
 
@@ -85,6 +90,13 @@ impl LinkConfig {
         range("retransmit_timeout", self.retransmit_timeout, 16, 65535)?;
         range("cc_interval", self.cc_interval, 64, 65535)?;
         range("cc_burst", self.cc_burst, 1, 8)?;
+        if self.io_channels && (self.lanes != 4 && self.lanes != 8 || self.rx_clock) {
+            return Err(Error::Config(format!(
+                "link `io_channels` with `lanes` = {}{}: IO channels need 4 or 8 lanes (one or two 256-bit channels) and no receive clock",
+                self.lanes,
+                if self.rx_clock { " and `rx_clock`" } else { "" }
+            )));
+        }
         Ok(())
     }
 

@@ -15,7 +15,10 @@
 //! Ports: `clk`, `rst`; `s_axil_*` (register window, map in docs/contract.md and [`counter_names`]);
 //! IntraNode ports `s_axis_p<p>_*` / `m_axis_p<p>_*` as the router's; per endpoint
 //! `<e>_rx_serial` / `<e>_tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`) and
-//! `<e>_channel_up`; `link_up` = every channel up. With receive clocks (`LinkConfig::rx_clock`,
+//! `<e>_channel_up`; `link_up` = every channel up. Over IO channels (`LinkConfig::io_channels`)
+//! each endpoint is an [`crate::link::io_link`] instead, with ports `m_axis_<e>_ch<k>_*` (to the
+//! board's channel k toward that neighbour) and `s_axis_<e>_ch<k>_*` (from it) in place of the
+//! serial lanes. With receive clocks (`LinkConfig::rx_clock`,
 //! on in the shipped nodes), `<e>_rx_serial` is synchronous to `<e>_rx_clk` (reset
 //! `<e>_rx_rst`), the clock recovered from the neighbour's transmitter; every other port to `clk`.
 
@@ -28,6 +31,7 @@ use super::allreduce;
 use super::kernel_port::{kernel_port, KernelPort};
 use crate::axil::node_window;
 use crate::axis::gearbox::from_words;
+use crate::link::io_link::{channel_shape, io_link, CHANNEL_BITS};
 use crate::link::{endpoint, LinkConfig};
 use crate::regmap::{allreduce_registers, node_map_with_kernels, Register};
 use crate::router::{router, Direction, RouterConfig};
@@ -118,7 +122,7 @@ impl NodeConfig {
         }
         // A packet must travel in one frame: a link restart then never leaves half a packet.
         let flits = self.router.max_packet_flits();
-        if flits > self.link.max_frame_words {
+        if !self.link.io_channels && flits > self.link.max_frame_words {
             return Err(Error::Config(format!(
                 "node: a packet of `max_packet_bytes` = {} is {flits} flits, more than the link's `max_frame_words` = {}: packets must fit one frame",
                 self.router.max_packet_bytes, self.link.max_frame_words
@@ -172,6 +176,9 @@ const KERNEL_COUNTERS: [&str; 3] = ["packets_in", "packets_out", "dropped"];
 
 /// The counters of each link endpoint in the register window.
 fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
+    if link.io_channels {
+        return crate::link::io_link::COUNTERS.to_vec();
+    }
     let mut names = vec!["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses", "retrains", "up_cycles", "partner_restarts", "frames_dropped"];
     if link.rx_clock {
         names.push("slips");
@@ -304,11 +311,20 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
         }
     }
 
-    d.section("link endpoints, each with the merge of its two virtual channels");
+    if config.link.io_channels {
+        d.section("links over the board's IO channels");
+    } else {
+        d.section("link endpoints, each with the merge of its two virtual channels");
+    }
+    let io_net = config.link.io_channels.then(|| io_link(width)).transpose()?.map(Rc::new);
     let mut ups = vec![];
     let word = AxisShape::data(64 * config.link.lanes).with_keep();
     for e in &endpoints {
         let en = e.name();
+        if let Some(io_net) = &io_net {
+            ups.push(io_link_to(&d, io_net, width, &router, &dirs, *e, &counters, &counter_in)?);
+            continue;
+        }
         // Its receive side runs on the clock recovered from the neighbour's transmitter.
         let link = d.instance_clocked(&link_net, "link", &format!("link_{en}"), &|clock| if clock == "rx_clk" { format!("{en}_rx_clk") } else { clock.to_string() });
         let serial = link.input("rx_serial");
@@ -355,6 +371,43 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
         }
     }
     Ok(d.finish())
+}
+
+/// The link facing direction `e` over the board's IO channels: the router's output `e` leaves
+/// on channels `m_axis_<e>_ch<k>`, flits travelling the other way arrive on `s_axis_<e>_ch<k>`
+/// into the router's input for `e`'s opposite. Returns its `channel_up`.
+#[allow(clippy::too_many_arguments)]
+fn io_link_to<'d>(d: &'d Design, net: &Rc<Netlist>, width: usize, router: &Inst<'d>, dirs: &[Direction], e: Direction, counters: &[String], counter_in: &[Sig<'d>]) -> Result<Sig<'d>, Error> {
+    let en = e.name();
+    let link = d.instance(net, "io_link", &format!("io_link_{en}"));
+    let shape = AxisShape::data(width).with_keep().with_user(1);
+    let to_link = link.sink("s_axis", shape);
+    if dirs.contains(&e) {
+        d.connect(&router.source(&format!("m_axis_{en}"), shape), &to_link)?;
+        router.input(&format!("m_axis_{en}_credit")).define(link.output("tx_credit"));
+    } else {
+        idle_stream(&to_link);
+    }
+    let arriving = e.opposite();
+    let from_link = link.source("m_axis", shape.always_ready());
+    if dirs.contains(&arriving) {
+        let an = arriving.name();
+        d.connect(&from_link, &router.sink(&format!("s_axis_{an}"), shape.always_ready()))?;
+        link.input("rx_credit_return").define(router.output(&format!("s_axis_{an}_credit")));
+    } else {
+        link.input("rx_credit_return").define(0u32);
+    }
+    for k in 0..width / CHANNEL_BITS {
+        d.connect(&link.source(&format!("m_axis_ch{k}"), channel_shape()), &d.axis_out(&format!("m_axis_{en}_ch{k}"), channel_shape()))?;
+        d.connect(&d.axis_in(&format!("s_axis_{en}_ch{k}"), channel_shape()), &link.sink(&format!("s_axis_ch{k}"), channel_shape()))?;
+    }
+    let up = link.output("channel_up");
+    d.output(&format!("{en}_channel_up"), up);
+    for name in crate::link::io_link::COUNTERS {
+        let i = counters.iter().position(|x| *x == format!("{en}_{name}")).unwrap();
+        counter_in[i].define(link.output(name));
+    }
+    Ok(up)
 }
 
 /// A stream that never offers a beat.

@@ -16,6 +16,15 @@ impl<D: Device> Torus<D> {
             s.pulled = pulled;
             return;
         }
+        // An IO channel pulled offers the receiver nothing (its words wait in the model).
+        let mut io = false;
+        for c in self.ios.iter_mut().filter(|c| c.from == node && c.direction == d) {
+            c.pulled = pulled;
+            io = true;
+        }
+        if io {
+            return;
+        }
         let port = self.devices[0].port("cut");
         let mut v = self.devices[0].get(port);
         let bit = 6 * node + 2 * d.dim + usize::from(!d.plus);

@@ -32,6 +32,7 @@ use weft_ip::weft_hdl::netlist::eval::Evaluator;
 use weft_ip::weft_hdl::testbench::Rng;
 
 use crate::channel::{Channel, ChannelConfig};
+use crate::io_channel::{IoChannel, BUFFER_WORDS};
 use crate::link::{scalar, Device, NetlistDevice, Value, VerilatorDevice};
 use clocks::{ClockDrive, NodeClocks};
 use ports::{LinkPorts, LocalPorts};
@@ -84,6 +85,18 @@ struct Serial {
     channel: Channel,
 }
 
+/// One direction of one IO channel between two nodes (`io_channels` links): the sender's
+/// `m_axis_<e>_ch<k>_*` into the receiver's `s_axis_<facing>_ch<k>_*` through the model.
+struct IoCable {
+    from: usize,
+    direction: Direction,
+    to: usize,
+    pulled: bool,
+    tx: [usize; 3],
+    rx: [usize; 3],
+    channel: IoChannel,
+}
+
 /// What the devices of a [`Torus`] are.
 pub enum Kind {
     /// Routers, joined link to link by wires here (flits and credits).
@@ -120,6 +133,7 @@ pub struct Torus<D: Device> {
     local: Vec<Vec<(usize, usize, LocalPorts)>>,
     links: Vec<Link>,
     serials: Vec<Serial>,
+    ios: Vec<IoCable>,
     /// Header bit flips to inject on the router links (none by default).
     pub errors: HeaderErrors,
     error_rng: Rng,
@@ -221,11 +235,21 @@ impl<D: Device> Torus<D> {
         }
         let mut links = vec![];
         let mut serials = vec![];
+        let mut ios = vec![];
         if let Kind::Nodes { lanes, latency } = kind {
             for n in 0..nodes {
                 for e in Direction::ALL.into_iter().filter(|d| config.dims[d.dim] >= 2) {
                     let to = config.neighbour(n, e);
                     let facing = e.opposite();
+                    if devices[n].has_port(&format!("m_axis_{}_ch0_tdata", e.name())) {
+                        for k in 0..config.width / 256 {
+                            let [m, s] = [format!("m_axis_{}_ch{k}", e.name()), format!("s_axis_{}_ch{k}", facing.name())];
+                            let tx = ["tdata", "tvalid", "tready"].map(|p| devices[n].port(&format!("{m}_{p}")));
+                            let rx = ["tdata", "tvalid", "tready"].map(|p| devices[to].port(&format!("{s}_{p}")));
+                            ios.push(IoCable { from: n, direction: e, to, pulled: false, tx, rx, channel: IoChannel::new(latency, BUFFER_WORDS) });
+                        }
+                        continue;
+                    }
                     let tx = devices[n].port(&format!("{}_tx_serial", e.name()));
                     let rx = devices[to].port(&format!("{}_rx_serial", facing.name()));
                     let seed = 1000 + (6 * n + e.index()) as u64;
@@ -258,6 +282,7 @@ impl<D: Device> Torus<D> {
             local,
             links,
             serials,
+            ios,
             errors: HeaderErrors::default(),
             error_rng: Rng::new(99),
             lost: vec![],
@@ -352,10 +377,28 @@ impl<D: Device> Torus<D> {
             }
             self.devices[s.to].set(s.rx, &serial_value(&rx));
         }
-        if !self.serials.is_empty() {
+        for c in &self.ios {
+            let from = &mut self.devices[c.from];
+            from.set(c.tx[2], &scalar(c.channel.ready() as u64));
+            let (word, valid) = match c.channel.head() {
+                Some(w) if !c.pulled => (*w, 1),
+                _ => (Value::default(), 0),
+            };
+            let to = &mut self.devices[c.to];
+            to.set(c.rx[0], &word);
+            to.set(c.rx[1], &scalar(valid));
+        }
+        if !self.serials.is_empty() || !self.ios.is_empty() {
             for d in self.devices.iter_mut() {
                 d.settle();
             }
+        }
+        // IO channels: what moves at this edge (one clock for every node).
+        for c in self.ios.iter_mut().filter(|c| active[c.from]) {
+            let from = &mut self.devices[c.from];
+            let sent = if c.channel.ready() && from.get(c.tx[1])[0] & 1 == 1 { Some(from.get(c.tx[0])) } else { None };
+            let taken = !c.pulled && c.channel.head().is_some() && self.devices[c.to].get(c.rx[2])[0] & 1 == 1;
+            c.channel.step(sent, taken);
         }
     }
 
