@@ -15,28 +15,28 @@ module io_link_w512(
     s_axis_tlast,
     s_axis_tuser,
     s_axis_tvalid,
+    s_axis_ch0_tdata,
+    s_axis_ch0_tvalid,
+    s_axis_ch1_tdata,
+    s_axis_ch1_tvalid,
     s_axis_tready,
+    s_axis_ch0_tready,
+    s_axis_ch1_tready,
+    m_axis_ch0_tready,
+    m_axis_ch1_tready,
+    m_axis_ch0_tdata,
+    m_axis_ch0_tvalid,
+    m_axis_ch1_tdata,
+    m_axis_ch1_tvalid,
     m_axis_tdata,
     m_axis_tkeep,
     m_axis_tlast,
     m_axis_tuser,
     m_axis_tvalid,
     rx_credit_return,
-    tx_ch0_tready,
-    tx_ch1_tready,
-    rx_ch0_tdata,
-    rx_ch0_tvalid,
-    rx_ch1_tdata,
-    rx_ch1_tvalid,
-    tx_ch0_tdata,
-    tx_ch0_tvalid,
-    tx_ch1_tdata,
-    tx_ch1_tvalid,
     packets_sent,
     credit_words,
     tx_waits,
-    rx_ch0_tready,
-    rx_ch1_tready,
     channel_up,
     packets_received,
     tx_credit
@@ -54,8 +54,20 @@ module io_link_w512(
     input wire s_axis_tlast;
     input wire s_axis_tuser;
     input wire s_axis_tvalid;
+    input wire [255:0] s_axis_ch0_tdata;
+    input wire s_axis_ch0_tvalid;
+    input wire [255:0] s_axis_ch1_tdata;
+    input wire s_axis_ch1_tvalid;
     output wire s_axis_tready;
+    output wire s_axis_ch0_tready;
+    output wire s_axis_ch1_tready;
     // output streams
+    input wire m_axis_ch0_tready;
+    input wire m_axis_ch1_tready;
+    output wire [255:0] m_axis_ch0_tdata;
+    output wire m_axis_ch0_tvalid;
+    output wire [255:0] m_axis_ch1_tdata;
+    output wire m_axis_ch1_tvalid;
     output wire [511:0] m_axis_tdata;
     output wire [63:0] m_axis_tkeep;
     output wire m_axis_tlast;
@@ -65,22 +77,10 @@ module io_link_w512(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] rx_credit_return;
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire tx_ch0_tready;
-    input wire tx_ch1_tready;
-    input wire [255:0] rx_ch0_tdata;
-    input wire rx_ch0_tvalid;
-    input wire [255:0] rx_ch1_tdata;
-    input wire rx_ch1_tvalid;
     // outputs: status and counters
-    output wire [255:0] tx_ch0_tdata;
-    output wire tx_ch0_tvalid;
-    output wire [255:0] tx_ch1_tdata;
-    output wire tx_ch1_tvalid;
     output reg [31:0] packets_sent;
     output reg [31:0] credit_words;
     output reg [31:0] tx_waits;
-    output wire rx_ch0_tready;
-    output wire rx_ch1_tready;
     output wire channel_up;
     output reg [31:0] packets_received;
     output wire [1:0] tx_credit;
@@ -139,7 +139,7 @@ reg [255:0] tx_ch1_fifo_second0;
 wire tx_ch1_fifo_wr_lt;
 wire tx_ch1_fifo_valid_and;
 // receive: a word once every channel has its part, beats counted from the header's length
-wire rx_ch0_tvalid_and;
+wire s_axis_ch0_tvalid_and;
 reg [3:0] rx_ch0_fifo_wr;
 reg [3:0] rx_ch0_fifo_rd;
 reg rx_ch0_fifo_landed;
@@ -148,8 +148,8 @@ reg rx_ch0_fifo_second_valid;
 wire rx_ch0_fifo_wr_eq;
 wire rx_ch0_fifo_second_valid_and;
 wire rx_ch0_fifo_valid_or;
-wire rx_ch0_tvalid_and_2;
-wire rx_ch0_tvalid_or;
+wire s_axis_ch0_tvalid_and_2;
+wire s_axis_ch0_tvalid_or;
 wire rx_ch0_fifo_landed_and;
 wire rx_ch0_fifo_wr_and;
 reg [255:0] rx_ch0_fifo_read0;
@@ -157,7 +157,7 @@ reg [255:0] rx_ch0_fifo_head0;
 reg [255:0] rx_ch0_fifo_second0;
 wire rx_ch0_fifo_wr_lt;
 wire rx_ch0_fifo_valid_and;
-wire rx_ch1_tvalid_and;
+wire s_axis_ch1_tvalid_and;
 reg [3:0] rx_ch1_fifo_wr;
 reg [3:0] rx_ch1_fifo_rd;
 reg rx_ch1_fifo_landed;
@@ -166,8 +166,8 @@ reg rx_ch1_fifo_second_valid;
 wire rx_ch1_fifo_wr_eq;
 wire rx_ch1_fifo_second_valid_and;
 wire rx_ch1_fifo_valid_or;
-wire rx_ch1_tvalid_and_2;
-wire rx_ch1_tvalid_or;
+wire s_axis_ch1_tvalid_and_2;
+wire s_axis_ch1_tvalid_or;
 wire rx_ch1_fifo_landed_and;
 wire rx_ch1_fifo_wr_and;
 reg [255:0] rx_ch1_fifo_read0;
@@ -230,7 +230,7 @@ assign tx_ch0_fifo_landed_and = tx_ch0_fifo_landed & tx_fire_and_2;
 assign tx_ch0_fifo_wr_and_2 = (~tx_ch0_fifo_wr_eq) &
     (~(tx_ch0_fifo_second_valid_and | (tx_ch0_fifo_valid_or & tx_fire_or) | tx_ch0_fifo_landed_and));
 assign tx_ch0_fifo_wr_lt = (tx_ch0_fifo_wr - tx_ch0_fifo_rd) < 2'h2;
-assign tx_ch0_fifo_valid_and = tx_ch0_fifo_valid & tx_ch0_tready;
+assign tx_ch0_fifo_valid_and = tx_ch0_fifo_valid & m_axis_ch0_tready;
 assign tx_fire_and_3 = tx_fire & tx_ch1_fifo_wr_lt;
 assign tx_ch1_fifo_wr_eq = tx_ch1_fifo_wr == tx_ch1_fifo_rd;
 assign tx_ch1_fifo_second_valid_and = tx_ch1_fifo_second_valid & (~tx_ch1_fifo_valid_and);
@@ -242,31 +242,31 @@ assign tx_ch1_fifo_landed_and = tx_ch1_fifo_landed & tx_fire_and_4;
 assign tx_ch1_fifo_wr_and = (~tx_ch1_fifo_wr_eq) &
     (~(tx_ch1_fifo_second_valid_and | (tx_ch1_fifo_valid_or & tx_fire_or_2) | tx_ch1_fifo_landed_and));
 assign tx_ch1_fifo_wr_lt = (tx_ch1_fifo_wr - tx_ch1_fifo_rd) < 2'h2;
-assign tx_ch1_fifo_valid_and = tx_ch1_fifo_valid & tx_ch1_tready;
+assign tx_ch1_fifo_valid_and = tx_ch1_fifo_valid & m_axis_ch1_tready;
 
 // ---- receive: a word once every channel has its part, beats counted from the header's length ----
-assign rx_ch0_tvalid_and = rx_ch0_tvalid & rx_ch0_fifo_wr_lt;
+assign s_axis_ch0_tvalid_and = s_axis_ch0_tvalid & rx_ch0_fifo_wr_lt;
 assign rx_ch0_fifo_wr_eq = rx_ch0_fifo_wr == rx_ch0_fifo_rd;
 assign rx_ch0_fifo_second_valid_and = rx_ch0_fifo_second_valid & (~rx_ch0_fifo_valid_and);
 assign rx_ch0_fifo_valid_or = (rx_ch0_fifo_valid & (~rx_ch0_fifo_valid_and)) | (rx_ch0_fifo_second_valid & rx_ch0_fifo_valid_and);
-assign rx_ch0_tvalid_and_2 = rx_ch0_tvalid_and & rx_ch0_fifo_wr_eq & (~rx_ch0_fifo_second_valid_and) &
+assign s_axis_ch0_tvalid_and_2 = s_axis_ch0_tvalid_and & rx_ch0_fifo_wr_eq & (~rx_ch0_fifo_second_valid_and) &
     (~(rx_ch0_fifo_landed & rx_ch0_fifo_valid_or));
-assign rx_ch0_tvalid_or = rx_ch0_tvalid_and_2 | rx_ch0_fifo_landed;
-assign rx_ch0_fifo_landed_and = rx_ch0_fifo_landed & rx_ch0_tvalid_and_2;
+assign s_axis_ch0_tvalid_or = s_axis_ch0_tvalid_and_2 | rx_ch0_fifo_landed;
+assign rx_ch0_fifo_landed_and = rx_ch0_fifo_landed & s_axis_ch0_tvalid_and_2;
 assign rx_ch0_fifo_wr_and = (~rx_ch0_fifo_wr_eq) &
-    (~(rx_ch0_fifo_second_valid_and | (rx_ch0_fifo_valid_or & rx_ch0_tvalid_or) | rx_ch0_fifo_landed_and));
+    (~(rx_ch0_fifo_second_valid_and | (rx_ch0_fifo_valid_or & s_axis_ch0_tvalid_or) | rx_ch0_fifo_landed_and));
 assign rx_ch0_fifo_wr_lt = (rx_ch0_fifo_wr - rx_ch0_fifo_rd) < 4'h8;
 assign rx_ch0_fifo_valid_and = rx_ch0_fifo_valid & rx_take;
-assign rx_ch1_tvalid_and = rx_ch1_tvalid & rx_ch1_fifo_wr_lt;
+assign s_axis_ch1_tvalid_and = s_axis_ch1_tvalid & rx_ch1_fifo_wr_lt;
 assign rx_ch1_fifo_wr_eq = rx_ch1_fifo_wr == rx_ch1_fifo_rd;
 assign rx_ch1_fifo_second_valid_and = rx_ch1_fifo_second_valid & (~rx_ch1_fifo_valid_and);
 assign rx_ch1_fifo_valid_or = (rx_ch1_fifo_valid & (~rx_ch1_fifo_valid_and)) | (rx_ch1_fifo_second_valid & rx_ch1_fifo_valid_and);
-assign rx_ch1_tvalid_and_2 = rx_ch1_tvalid_and & rx_ch1_fifo_wr_eq & (~rx_ch1_fifo_second_valid_and) &
+assign s_axis_ch1_tvalid_and_2 = s_axis_ch1_tvalid_and & rx_ch1_fifo_wr_eq & (~rx_ch1_fifo_second_valid_and) &
     (~(rx_ch1_fifo_landed & rx_ch1_fifo_valid_or));
-assign rx_ch1_tvalid_or = rx_ch1_tvalid_and_2 | rx_ch1_fifo_landed;
-assign rx_ch1_fifo_landed_and = rx_ch1_fifo_landed & rx_ch1_tvalid_and_2;
+assign s_axis_ch1_tvalid_or = s_axis_ch1_tvalid_and_2 | rx_ch1_fifo_landed;
+assign rx_ch1_fifo_landed_and = rx_ch1_fifo_landed & s_axis_ch1_tvalid_and_2;
 assign rx_ch1_fifo_wr_and = (~rx_ch1_fifo_wr_eq) &
-    (~(rx_ch1_fifo_second_valid_and | (rx_ch1_fifo_valid_or & rx_ch1_tvalid_or) | rx_ch1_fifo_landed_and));
+    (~(rx_ch1_fifo_second_valid_and | (rx_ch1_fifo_valid_or & s_axis_ch1_tvalid_or) | rx_ch1_fifo_landed_and));
 assign rx_ch1_fifo_wr_lt = (rx_ch1_fifo_wr - rx_ch1_fifo_rd) < 4'h8;
 assign rx_ch1_fifo_valid_and = rx_ch1_fifo_valid & rx_take;
 assign rx_take = rx_ch0_fifo_valid & rx_ch1_fifo_valid;
@@ -309,22 +309,22 @@ always @(posedge clk) begin
     if (rst) packets_sent <= 32'h0; else packets_sent <= (s_axis_tvalid & tx_ch0_fifo_wr_and & tx_in_packet_not) ? (packets_sent + 32'h1) : packets_sent;
     if (rst) credit_words <= 32'h0; else credit_words <= (tx_credit_word & tx_ch0_fifo_wr_and) ? (credit_words + 32'h1) : credit_words;
     if (rst) tx_waits <= 32'h0; else tx_waits <= (s_axis_tvalid_or & (~tx_ch0_fifo_wr_and)) ? (tx_waits + 32'h1) : tx_waits;
-    if (rst) rx_ch0_fifo_wr <= 4'h0; else rx_ch0_fifo_wr <= (rx_ch0_tvalid_and & (~rx_ch0_tvalid_and_2)) ? (rx_ch0_fifo_wr + 4'h1) : rx_ch0_fifo_wr;
+    if (rst) rx_ch0_fifo_wr <= 4'h0; else rx_ch0_fifo_wr <= (s_axis_ch0_tvalid_and & (~s_axis_ch0_tvalid_and_2)) ? (rx_ch0_fifo_wr + 4'h1) : rx_ch0_fifo_wr;
     if (rst) rx_ch0_fifo_rd <= 4'h0; else rx_ch0_fifo_rd <= rx_ch0_fifo_wr_and ? (rx_ch0_fifo_rd + 4'h1) : rx_ch0_fifo_rd;
     if (rst) rx_ch0_fifo_landed <= 1'h0; else rx_ch0_fifo_landed <= rx_ch0_fifo_wr_and;
-    if (rst) rx_ch0_fifo_valid <= 1'h0; else rx_ch0_fifo_valid <= rx_ch0_fifo_valid_or | rx_ch0_tvalid_or;
-    if (rst) rx_ch0_fifo_second_valid <= 1'h0; else rx_ch0_fifo_second_valid <= rx_ch0_fifo_second_valid_and | (rx_ch0_fifo_valid_or & rx_ch0_tvalid_or) | rx_ch0_fifo_landed_and;
+    if (rst) rx_ch0_fifo_valid <= 1'h0; else rx_ch0_fifo_valid <= rx_ch0_fifo_valid_or | s_axis_ch0_tvalid_or;
+    if (rst) rx_ch0_fifo_second_valid <= 1'h0; else rx_ch0_fifo_second_valid <= rx_ch0_fifo_second_valid_and | (rx_ch0_fifo_valid_or & s_axis_ch0_tvalid_or) | rx_ch0_fifo_landed_and;
     if (rx_ch0_fifo_wr_and) rx_ch0_fifo_read0 <= rx_ch0_fifo_mem0[rx_ch0_fifo_rd[2:0]];
-    if ((rx_ch0_fifo_second_valid & rx_ch0_fifo_valid_and) | (rx_ch0_tvalid_or & (~rx_ch0_fifo_valid_or))) rx_ch0_fifo_head0 <= (rx_ch0_fifo_second_valid & rx_ch0_fifo_valid_and) ? rx_ch0_fifo_second0 : (rx_ch0_fifo_landed ? rx_ch0_fifo_read0 : rx_ch0_tdata);
-    if ((rx_ch0_tvalid_or & rx_ch0_fifo_valid_or) | rx_ch0_fifo_landed_and) rx_ch0_fifo_second0 <= (rx_ch0_fifo_landed & rx_ch0_fifo_valid_or) ? rx_ch0_fifo_read0 : rx_ch0_tdata;
-    if (rst) rx_ch1_fifo_wr <= 4'h0; else rx_ch1_fifo_wr <= (rx_ch1_tvalid_and & (~rx_ch1_tvalid_and_2)) ? (rx_ch1_fifo_wr + 4'h1) : rx_ch1_fifo_wr;
+    if ((rx_ch0_fifo_second_valid & rx_ch0_fifo_valid_and) | (s_axis_ch0_tvalid_or & (~rx_ch0_fifo_valid_or))) rx_ch0_fifo_head0 <= (rx_ch0_fifo_second_valid & rx_ch0_fifo_valid_and) ? rx_ch0_fifo_second0 : (rx_ch0_fifo_landed ? rx_ch0_fifo_read0 : s_axis_ch0_tdata);
+    if ((s_axis_ch0_tvalid_or & rx_ch0_fifo_valid_or) | rx_ch0_fifo_landed_and) rx_ch0_fifo_second0 <= (rx_ch0_fifo_landed & rx_ch0_fifo_valid_or) ? rx_ch0_fifo_read0 : s_axis_ch0_tdata;
+    if (rst) rx_ch1_fifo_wr <= 4'h0; else rx_ch1_fifo_wr <= (s_axis_ch1_tvalid_and & (~s_axis_ch1_tvalid_and_2)) ? (rx_ch1_fifo_wr + 4'h1) : rx_ch1_fifo_wr;
     if (rst) rx_ch1_fifo_rd <= 4'h0; else rx_ch1_fifo_rd <= rx_ch1_fifo_wr_and ? (rx_ch1_fifo_rd + 4'h1) : rx_ch1_fifo_rd;
     if (rst) rx_ch1_fifo_landed <= 1'h0; else rx_ch1_fifo_landed <= rx_ch1_fifo_wr_and;
-    if (rst) rx_ch1_fifo_valid <= 1'h0; else rx_ch1_fifo_valid <= rx_ch1_fifo_valid_or | rx_ch1_tvalid_or;
-    if (rst) rx_ch1_fifo_second_valid <= 1'h0; else rx_ch1_fifo_second_valid <= rx_ch1_fifo_second_valid_and | (rx_ch1_fifo_valid_or & rx_ch1_tvalid_or) | rx_ch1_fifo_landed_and;
+    if (rst) rx_ch1_fifo_valid <= 1'h0; else rx_ch1_fifo_valid <= rx_ch1_fifo_valid_or | s_axis_ch1_tvalid_or;
+    if (rst) rx_ch1_fifo_second_valid <= 1'h0; else rx_ch1_fifo_second_valid <= rx_ch1_fifo_second_valid_and | (rx_ch1_fifo_valid_or & s_axis_ch1_tvalid_or) | rx_ch1_fifo_landed_and;
     if (rx_ch1_fifo_wr_and) rx_ch1_fifo_read0 <= rx_ch1_fifo_mem0[rx_ch1_fifo_rd[2:0]];
-    if ((rx_ch1_fifo_second_valid & rx_ch1_fifo_valid_and) | (rx_ch1_tvalid_or & (~rx_ch1_fifo_valid_or))) rx_ch1_fifo_head0 <= (rx_ch1_fifo_second_valid & rx_ch1_fifo_valid_and) ? rx_ch1_fifo_second0 : (rx_ch1_fifo_landed ? rx_ch1_fifo_read0 : rx_ch1_tdata);
-    if ((rx_ch1_tvalid_or & rx_ch1_fifo_valid_or) | rx_ch1_fifo_landed_and) rx_ch1_fifo_second0 <= (rx_ch1_fifo_landed & rx_ch1_fifo_valid_or) ? rx_ch1_fifo_read0 : rx_ch1_tdata;
+    if ((rx_ch1_fifo_second_valid & rx_ch1_fifo_valid_and) | (s_axis_ch1_tvalid_or & (~rx_ch1_fifo_valid_or))) rx_ch1_fifo_head0 <= (rx_ch1_fifo_second_valid & rx_ch1_fifo_valid_and) ? rx_ch1_fifo_second0 : (rx_ch1_fifo_landed ? rx_ch1_fifo_read0 : s_axis_ch1_tdata);
+    if ((s_axis_ch1_tvalid_or & rx_ch1_fifo_valid_or) | rx_ch1_fifo_landed_and) rx_ch1_fifo_second0 <= (rx_ch1_fifo_landed & rx_ch1_fifo_valid_or) ? rx_ch1_fifo_read0 : s_axis_ch1_tdata;
     if (rst) rx_remaining <= 9'h0; else rx_remaining <= rx_take ? (rx_start ? (rx_word[128] ? 9'h0 : rx_word_plus[14:6]) : (rx_remaining - 9'h1)) : rx_remaining;
     if (rst) rx_last_keep <= 64'h0; else rx_last_keep <= rx_word_sel;
     if (rst) rx_vc <= 1'h0; else rx_vc <= rx_head ? rx_word[129] : rx_vc;
@@ -341,17 +341,17 @@ always @(posedge clk) begin
     if (rst) tx_credit_given_vc1 <= 16'h0; else tx_credit_given_vc1 <= tx_credit_given_vc1 + ({15'h0, rx_freed_vc1_not});
     if (tx_fire_and & (~tx_fire_and_2)) tx_ch0_fifo_mem0[tx_ch0_fifo_wr[0]] <= tx_word[255:0];
     if (tx_fire_and_3 & (~tx_fire_and_4)) tx_ch1_fifo_mem0[tx_ch1_fifo_wr[0]] <= tx_word[511:256];
-    if (rx_ch0_tvalid_and & (~rx_ch0_tvalid_and_2)) rx_ch0_fifo_mem0[rx_ch0_fifo_wr[2:0]] <= rx_ch0_tdata;
-    if (rx_ch1_tvalid_and & (~rx_ch1_tvalid_and_2)) rx_ch1_fifo_mem0[rx_ch1_fifo_wr[2:0]] <= rx_ch1_tdata;
+    if (s_axis_ch0_tvalid_and & (~s_axis_ch0_tvalid_and_2)) rx_ch0_fifo_mem0[rx_ch0_fifo_wr[2:0]] <= s_axis_ch0_tdata;
+    if (s_axis_ch1_tvalid_and & (~s_axis_ch1_tvalid_and_2)) rx_ch1_fifo_mem0[rx_ch1_fifo_wr[2:0]] <= s_axis_ch1_tdata;
 end
 
 assign s_axis_tready = tx_ch0_fifo_wr_and;
-assign tx_ch0_tdata = tx_ch0_fifo_head0;
-assign tx_ch0_tvalid = tx_ch0_fifo_valid;
-assign tx_ch1_tdata = tx_ch1_fifo_head0;
-assign tx_ch1_tvalid = tx_ch1_fifo_valid;
-assign rx_ch0_tready = rx_ch0_fifo_wr_lt;
-assign rx_ch1_tready = rx_ch1_fifo_wr_lt;
+assign m_axis_ch0_tdata = tx_ch0_fifo_head0;
+assign m_axis_ch0_tvalid = tx_ch0_fifo_valid;
+assign m_axis_ch1_tdata = tx_ch1_fifo_head0;
+assign m_axis_ch1_tvalid = tx_ch1_fifo_valid;
+assign s_axis_ch0_tready = rx_ch0_fifo_wr_lt;
+assign s_axis_ch1_tready = rx_ch1_fifo_wr_lt;
 assign channel_up = rx_heard;
 assign m_axis_tdata = m_tdata;
 assign m_axis_tkeep = m_tkeep;

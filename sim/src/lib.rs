@@ -27,8 +27,8 @@ pub use error::Error;
 
 pub mod catalog;
 pub mod channel;
-pub mod io_channel;
 pub mod cosim;
+pub mod io_channel;
 pub mod link;
 pub mod network;
 pub mod partition;

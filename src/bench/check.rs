@@ -208,7 +208,7 @@ fn dg(cx: &Context) -> Result<Vec<Figure>, Error> {
 
 fn beff(cx: &Context) -> Result<Vec<Figure>, Error> {
     let mut out = vec![];
-    for (system, lockstep) in [("ring_520n", false), ("ring_520n", true), ("ring_520n_4qsfp", true)] {
+    for (system, lockstep) in [("ring_520n", false), ("ring_520n", true), ("ring_520n_4qsfp", true), ("ring_520n_io", true)] {
         let ring = crate::system::load(&Path::new("examples").join(format!("{system}.toml")))?;
         let file = format!("beff_{system}_2{}.json", if lockstep { "_lockstep" } else { "" });
         let json = load(cx.bench, &file)?;

@@ -110,6 +110,9 @@ struct NodeSection {
     replay_words: Option<i64>,
     link_vc_buffer_words: Option<i64>,
     retransmit_timeout: Option<i64>,
+    /// `serial` (weft's reliable link on transceiver lanes, the default) or `io_channels` (the
+    /// board's own channels, `s10_520n` only).
+    links: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -319,12 +322,23 @@ impl SystemConfig {
                 width
             )));
         }
+        let io_channels = match n.links.as_deref().unwrap_or("serial") {
+            "serial" => false,
+            "io_channels" if board.name != "s10_520n" => {
+                return Err(Error::Input(format!("`node.links` = \"io_channels\" on board {:?}: only the s10_520n's board support package has IO channels", board.name)))
+            }
+            "io_channels" if width == 128 => return Err(Error::Input("`node.links` = \"io_channels\" with `node.width` = 128: an IO channel is 256 bits, allowed widths 256 or 512".into())),
+            "io_channels" => true,
+            other => return Err(Error::Input(format!("`node.links` = {other:?}: allowed \"serial\" or \"io_channels\""))),
+        };
         let link = LinkConfig {
             lanes: width / 64,
             max_frame_words: flits.max(shipped_link.max_frame_words),
             replay_words: ranged("node.replay_words", n.replay_words.unwrap_or(shipped_link.replay_words as i64), 1, 1 << 16)?,
             vc_buffer_words: ranged("node.link_vc_buffer_words", n.link_vc_buffer_words.unwrap_or(shipped_link.vc_buffer_words as i64), 1, 1 << 16)?,
             retransmit_timeout: ranged("node.retransmit_timeout", n.retransmit_timeout.unwrap_or(shipped_link.retransmit_timeout as i64), 1, 1 << 20)?,
+            io_channels,
+            rx_clock: shipped_link.rx_clock && !io_channels,
             ..shipped_link
         };
         let kernel_mhz_given = file.clocks.kernel_mhz;

@@ -29,6 +29,11 @@ pub fn local_port(name: &str) -> Option<usize> {
     rest.split_once('_')?.0.parse().ok()
 }
 
+/// A port of a node's link over IO channels: the channel's stream, wired to a channel model.
+fn io_channel_port(name: &str) -> bool {
+    name.split('_').any(|part| part.len() > 2 && part.starts_with("ch") && part[2..].chars().all(|c| c.is_ascii_digit()))
+}
+
 /// `node` as a child defined in its own file (the node's Verilog is not repeated in a top).
 pub fn elsewhere(node: &Netlist) -> Rc<Netlist> {
     let mut node = node.clone();
@@ -103,7 +108,7 @@ pub fn sim_top(config: &SystemConfig, node: &Netlist, channel: &Netlist, indepen
                 "s_axil_araddr" | "s_axil_arvalid" | "s_axil_rready" => outside(&p.name, p.width),
                 other if local_port(other).is_some() => d.input(&other.replacen("_p", &format!("_n{n}_p"), 1), p.width),
                 // Defined below, from the channel that arrives here.
-                other if other.ends_with("_rx_serial") => continue,
+                other if other.ends_with("_rx_serial") || io_channel_port(other) => continue,
                 other => return Err(Error::Input(format!("{node_module}: the simulation top does not know how to drive input `{other}`"))),
             };
             inst.input(&p.name).define(value);
@@ -125,6 +130,21 @@ pub fn sim_top(config: &SystemConfig, node: &Netlist, channel: &Netlist, indepen
         for &e in &endpoints {
             let to = rc.neighbour(n, e);
             let bit = 6 * n + inject_index(e);
+            if config.node.link.io_channels {
+                let (en, facing) = (e.name(), e.opposite().name());
+                for k in 0..rc.width / 256 {
+                    let ch = d.instance_clocked(&channel, &format!("{}_io_channel", config.name), &format!("ch_node{n}_{en}_{k}"), &|_| clock(n));
+                    let (from, into) = (format!("m_axis_{en}_ch{k}"), format!("s_axis_{facing}_ch{k}"));
+                    ch.input("s_axis_tdata").define(insts[n].output(&format!("{from}_tdata")));
+                    ch.input("s_axis_tvalid").define(insts[n].output(&format!("{from}_tvalid")));
+                    insts[n].input(&format!("{from}_tready")).define(ch.output("s_axis_tready"));
+                    ch.input("cut").define(cut.bit(bit));
+                    insts[to].input(&format!("{into}_tdata")).define(ch.output("m_axis_tdata"));
+                    insts[to].input(&format!("{into}_tvalid")).define(ch.output("m_axis_tvalid"));
+                    ch.input("m_axis_tready").define(insts[to].output(&format!("{into}_tready")));
+                }
+                continue;
+            }
             let ch = d.instance_clocked(&channel, &format!("{}_channel", config.name), &format!("ch_node{n}_{}", e.name()), &|_| clock(n));
             ch.input("tx").define(insts[n].output(&format!("{}_tx_serial", e.name())));
             ch.input("inject_err").define(inject.bit(bit).zext(lanes));
@@ -142,6 +162,9 @@ pub fn sim_top(config: &SystemConfig, node: &Netlist, channel: &Netlist, indepen
 
 /// The Verilog of both simulation tops and the channel they share, as one file.
 pub fn sim_file(config: &SystemConfig, node: &Netlist) -> Result<String, Error> {
+    if config.node.link.io_channels {
+        return io_sim_file(config, node);
+    }
     let rc = &config.node.router;
     let channel_name = format!("{}_channel", config.name);
     let channel = weft_ip::system::channel::channel(config.node.link.lanes, config.channel_latency)?;
@@ -157,6 +180,28 @@ pub fn sim_file(config: &SystemConfig, node: &Netlist) -> Result<String, Error> 
     text.push_str(&verilog::module(&channel, &channel_name));
     Ok(text)
 }
+
+/// [`sim_file`] for nodes joined by the board's IO channels: `<cfg>_sim` with an IO channel
+/// model per channel (`<cfg>_io_channel`, of [`IO_CHANNEL_BUFFER`] words). No `<cfg>_sim_async`:
+/// the board's channels cross between the boards' clocks themselves, which the model does not;
+/// `inject_err` is there but unused (the board's link owns its bit errors).
+fn io_sim_file(config: &SystemConfig, node: &Netlist) -> Result<String, Error> {
+    let rc = &config.node.router;
+    let channel_name = format!("{}_io_channel", config.name);
+    let channel = weft_ip::system::channel::io_channel(config.channel_latency, IO_CHANNEL_BUFFER)?;
+    let torus = crate::sim::catalog::torus_name(rc.dims);
+    let mut text = header(&format!("{}_sim — every node of the {torus} torus joined by IO channel models of {} cycles", config.name, config.channel_latency));
+    text.push_str(&verilog::module(&sim_top(config, node, &channel, false)?, &format!("{}_sim", config.name)));
+    text.push_str(&format!(
+        "\n// {channel_name} — one of the board's IO channels between two nodes: 256-bit words, {} cycles, a receive buffer of {IO_CHANNEL_BUFFER} words with flow control over the cable, nothing delivered while cut.\n/* verilator lint_off DECLFILENAME */\n",
+        config.channel_latency
+    ));
+    text.push_str(&verilog::module(&channel, &channel_name));
+    Ok(text)
+}
+
+/// Receive buffer of each IO channel in the simulation top, words (as the software model's).
+pub const IO_CHANNEL_BUFFER: usize = crate::sim::io_channel::BUFFER_WORDS;
 
 /// `<cfg>_shell`: the node, with each kernel-clock IntraNode port behind two clock-crossing
 /// FIFOs of 64 words (`cdc_p<p>_in` into the node, `cdc_p<p>_out` out of it). Ports as the

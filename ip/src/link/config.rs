@@ -58,7 +58,18 @@ pub struct LinkConfig {
 
 impl Default for LinkConfig {
     fn default() -> Self {
-        LinkConfig { lanes: 2, max_frame_words: 128, replay_words: 1024, vc_buffer_words: 512, retransmit_timeout: 1024, cc_interval: 4992, cc_burst: 8, registered_reads: true, rx_clock: false, io_channels: false }
+        LinkConfig {
+            lanes: 2,
+            max_frame_words: 128,
+            replay_words: 1024,
+            vc_buffer_words: 512,
+            retransmit_timeout: 1024,
+            cc_interval: 4992,
+            cc_burst: 8,
+            registered_reads: true,
+            rx_clock: false,
+            io_channels: false,
+        }
     }
 }
 

@@ -105,7 +105,16 @@ pub fn io_link(width: usize) -> Result<Netlist, Error> {
     for (k, space) in spaces.iter().enumerate() {
         let ready = d.later(1);
         let shape = channel_shape();
-        let part = Source(weft_hdl::netlist::Axis { name: format!("tx_ch{k}_part"), shape, data: word.bits(CHANNEL_BITS * k, CHANNEL_BITS), keep: None, last: None, user: None, valid: fire, ready: Some(ready) });
+        let part = Source(weft_hdl::netlist::Axis {
+            name: format!("tx_ch{k}_part"),
+            shape,
+            data: word.bits(CHANNEL_BITS * k, CHANNEL_BITS),
+            keep: None,
+            last: None,
+            user: None,
+            valid: fire,
+            ready: Some(ready),
+        });
         let (out, _) = d.stream_fifo(&format!("tx_ch{k}_fifo"), TX_DEPTH, &part);
         space.define(ready);
         d.connect(&out, &d.axis_out(&format!("m_axis_ch{k}"), shape))?;
@@ -244,7 +253,15 @@ pub fn testbench(width: usize, packets: usize, seed: u64) -> Result<String, Erro
     let mut chans: Vec<Vec<TbChannel>> = (0..2)
         .map(|dir| {
             (0..channels)
-                .map(|k| TbChannel { latency: 3 + 4 * k as u64 + 2 * dir as u64, credits: TB_BUFFER, flight: Default::default(), buffer: Default::default(), returns: Default::default(), offered: false, ready: false })
+                .map(|k| TbChannel {
+                    latency: 3 + 4 * k as u64 + 2 * dir as u64,
+                    credits: TB_BUFFER,
+                    flight: Default::default(),
+                    buffer: Default::default(),
+                    returns: Default::default(),
+                    offered: false,
+                    ready: false,
+                })
                 .collect()
         })
         .collect();
@@ -379,7 +396,12 @@ pub fn testbench(width: usize, packets: usize, seed: u64) -> Result<String, Erro
                 let rem = length % bytes;
                 let want_keep = if n == 1 || n < want.len() || rem == 0 { u128::MAX >> (128 - bytes) } else { (1u128 << rem) - 1 };
                 if n > want.len() || arriving[other][n - 1] != want[n - 1] || keep != want_keep || last != (n == want.len()) || vc != *want_vc || arriving_vc[other] != vc {
-                    return Err(fail(format!("direction {other}, beat {} of a {}-beat packet on VC {want_vc}: got keep {keep:#x} last {last} VC {vc}, data as sent: {}", n - 1, want.len(), n <= want.len() && arriving[other][n - 1] == want[n - 1])));
+                    return Err(fail(format!(
+                        "direction {other}, beat {} of a {}-beat packet on VC {want_vc}: got keep {keep:#x} last {last} VC {vc}, data as sent: {}",
+                        n - 1,
+                        want.len(),
+                        n <= want.len() && arriving[other][n - 1] == want[n - 1]
+                    )));
                 }
                 if last {
                     expected[other].pop_front();

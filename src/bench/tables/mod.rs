@@ -217,12 +217,13 @@ fn net(src: &Sources) -> Result<String, Error> {
 }
 
 fn beff(src: &Sources) -> Result<String, Error> {
-    // c = 1: ring_520n, one 256-bit channel a link; c = 2: ring_520n_4qsfp, two bonded.
+    // c = 1: ring_520n, one 256-bit channel a link; c = 2: ring_520n_4qsfp, two bonded; c = 2
+    // over the board's IO channels: ring_520n_io.
     let runs = |system: &str| -> Result<[Value; 4], Error> {
         let [a, b, c, d] = ["2", "2_lockstep", "8", "8_lockstep"].map(|s| format!("beff_{system}_{s}.json"));
         Ok([load(&src.bench, &a)?, load(&src.bench, &b)?, load(&src.bench, &c)?, load(&src.bench, &d)?])
     };
-    let (one, two) = (runs("ring_520n")?, runs("ring_520n_4qsfp")?);
+    let (one, two, io) = (runs("ring_520n")?, runs("ring_520n_4qsfp")?, runs("ring_520n_io")?);
     let seed = super::beff::SEED_001;
     let at = |j: &Value, bytes: &Value, key: &str| rows(&j["sizes"]).iter().find(|l| &l["bytes"] == bytes).map_or(f64::NAN, |l| f(&l[key]));
     let mut body = vec![];
@@ -230,7 +231,7 @@ fn beff(src: &Sources) -> Result<String, Error> {
         let b = &r["bytes"];
         let measured = seed.iter().find(|m| b.as_u64() == Some(m.0 as u64)).map_or(f64::NAN, |m| m.1);
         let mut row = vec![int(b)];
-        for j in [&one[0], &one[1], &two[0], &two[1]] {
+        for j in [&one[0], &one[1], &two[0], &two[1], &io[0], &io[1]] {
             row.push(fixed(at(j, b, "measured") / 2e9, 3));
         }
         row.push(fixed(at(&one[0], b, "model") / 2e9, 3));
@@ -239,12 +240,12 @@ fn beff(src: &Sources) -> Result<String, Error> {
         body.push(row);
     }
     let mut t = table(
-        "b(L) per node in GB/s on a ring of two nodes in Verilator: `ring_520n` (one 256-bit channel a link, c = 1) and `ring_520n_4qsfp` (all four QSFPs: two channels bonded into each link, c = 2). `weft bench beff --config <system> --nodes 2 [--lockstep]` (bench/beff_<system>_2*.json); references: seed 001's model for c = 1 and c = 2 and seed 001's measurement on one 520N, at the message sizes seed 001 measured.",
-        &["L (bytes)", "c = 1 streamed", "c = 1 lockstep", "c = 2 streamed", "c = 2 lockstep", "model c = 1", "model c = 2", "seed 001 measured"],
+        "b(L) per node in GB/s on a ring of two nodes in Verilator: `ring_520n` (one 256-bit channel a link, c = 1), `ring_520n_4qsfp` (all four QSFPs: two channels bonded into each of weft's reliable links, c = 2) and `ring_520n_io` (all four QSFPs as the board's IO channels, two to each neighbour under weft's `io_link`, c = 2). `weft bench beff --config <system> --nodes 2 [--lockstep]` (bench/beff_<system>_2*.json); references: seed 001's model for c = 1 and c = 2 and seed 001's measurement on one 520N, at the message sizes seed 001 measured.",
+        &["L (bytes)", "c = 1 streamed", "c = 1 lockstep", "c = 2 streamed", "c = 2 lockstep", "IO c = 2 streamed", "IO c = 2 lockstep", "model c = 1", "model c = 2", "seed 001 measured"],
         body,
     );
     let mut summary = vec![];
-    for (system, c, j) in [("ring_520n", 1, &one), ("ring_520n_4qsfp", 2, &two)] {
+    for (system, c, j) in [("ring_520n", 1, &one), ("ring_520n_4qsfp", 2, &two), ("ring_520n_io", 2, &io)] {
         for (k, (n, mode)) in [(2, "streamed"), (2, "lockstep"), (8, "streamed"), (8, "lockstep")].into_iter().enumerate() {
             // Linear scaling: the 8-node ring against four times the 2-node one.
             let linear = if n == 8 { fixed(f(&j[k]["beff"]) / (4.0 * f(&j[k - 2]["beff"])), 3) } else { "".into() };
