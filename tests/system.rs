@@ -103,6 +103,10 @@ fn bad_descriptions_are_refused_by_key() {
         ("name = \"a\"".to_string(), "board"),
         ("name = ".to_string(), "line 1"),
         (edit("name =", "name = \"Torus-1\""), "name"),
+        (edit("width", "width = 512\nlinks = \"pcie\""), "node.links"),
+        // IO channels are the 520N board support package's, and 256 bits wide.
+        (edit("width", "width = 512\nlinks = \"io_channels\""), "node.links"),
+        (edit("width", "width = 128\nlinks = \"io_channels\"").replace("board = \"u280\"", "board = \"s10_520n\""), "node.width"),
     ];
     for (text, key) in cases {
         let err = parse(&text).expect_err(&format!("accepted a description that should fail on `{key}`")).to_string();

@@ -349,8 +349,8 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
     // Over IO channels there is no asynchronous top (see `tops::sim_file`).
     let sims = if config.node.link.io_channels { vec![sim_top.clone()] } else { vec![sim_top.clone(), format!("{sim_top}_async")] };
     for sim in &sims {
-        verilator_lint_files(&sim_files, &sim).map_err(|e| Error::from(e).context(format!("{sim}: verilator lint failed")))?;
-        icarus_compile_files(&sim_files, &sim).map_err(|e| Error::from(e).context(format!("{sim}: icarus compile failed")))?;
+        verilator_lint_files(&sim_files, sim).map_err(|e| Error::from(e).context(format!("{sim}: verilator lint failed")))?;
+        icarus_compile_files(&sim_files, sim).map_err(|e| Error::from(e).context(format!("{sim}: icarus compile failed")))?;
     }
     let top = config.top();
     let mut texts = vec![];
