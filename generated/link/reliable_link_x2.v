@@ -133,8 +133,10 @@ wire [11:0] ingress_frame_start_rd_2;
 wire [16:0] ingress_frame_end_rd;
 wire [63:0] ingress_replay0_rd;
 wire [63:0] ingress_replay1_rd;
-wire [65:0] bonding_rx_valid0_sel;
-wire [65:0] bonding_rx_valid1_sel;
+wire [65:0] bonding_rx_valid0_bits65_0;
+wire bonding_rx_valid0_b66;
+wire [65:0] bonding_rx_valid1_bits65_0;
+wire bonding_rx_valid1_b66;
 wire bonding_rx_up;
 wire bonding_rx_up_sync1;
 wire [1:0] bonding_lane_up_sync1;
@@ -174,15 +176,15 @@ wire receive_rx_rd0_and;
 wire receive_rx_rd0_and_2;
 wire receive_rx_credit_return_and;
 wire [127:0] receive_vc0_read1_cat;
-wire [15:0] receive_vc0_side_read_not;
-wire receive_vc0_side_read_b6;
+wire [15:0] receive_vc0_side_read_bits15_0;
+wire receive_vc0_side_read_b16;
 wire [15:0] receive_rx_credit_limit0;
 wire receive_rx_rd1_and;
 wire receive_rx_rd1_and_2;
 wire receive_rx_credit_return_and_2;
 wire [127:0] receive_vc1_read1_cat;
-wire [15:0] receive_vc1_side_read_not;
-wire receive_vc1_side_read_b6;
+wire [15:0] receive_vc1_side_read_bits15_0;
+wire receive_vc1_side_read_b16;
 wire [15:0] receive_rx_credit_limit1;
 wire [1:0] control_credit_pulses;
 wire control_info_in;
@@ -259,8 +261,10 @@ reliable_link_x2_bonding bonding (
     .rx_serial_bits131_66(rx_serial[131:66]),
     .eb_out0(elastic_eb_out0),
     .eb_out1(elastic_eb_out1),
-    .rx_valid0_sel(bonding_rx_valid0_sel),
-    .rx_valid1_sel(bonding_rx_valid1_sel),
+    .rx_valid0_bits65_0(bonding_rx_valid0_bits65_0),
+    .rx_valid0_b66(bonding_rx_valid0_b66),
+    .rx_valid1_bits65_0(bonding_rx_valid1_bits65_0),
+    .rx_valid1_b66(bonding_rx_valid1_b66),
     .rx_up(bonding_rx_up),
     .rx_up_sync1(bonding_rx_up_sync1),
     .lane_up_sync1(bonding_lane_up_sync1),
@@ -290,9 +294,11 @@ reliable_link_x2_elastic elastic (
     .rx_clk(rx_clk),
     .rx_rst(rx_rst),
     .rx_up(bonding_rx_up),
-    .rx_valid0_sel(bonding_rx_valid0_sel),
-    .rx_valid1_sel(bonding_rx_valid1_sel),
+    .rx_valid0_b66(bonding_rx_valid0_b66),
+    .rx_valid1_b66(bonding_rx_valid1_b66),
     .rx_up_sync1(bonding_rx_up_sync1),
+    .rx_valid0_bits65_0(bonding_rx_valid0_bits65_0),
+    .rx_valid1_bits65_0(bonding_rx_valid1_bits65_0),
     .eb_out0(elastic_eb_out0),
     .eb_out1(elastic_eb_out1),
     .eb_slip(elastic_eb_slip)
@@ -332,15 +338,15 @@ reliable_link_x2_receive receive (
     .rx_rd0_and_2(receive_rx_rd0_and_2),
     .rx_credit_return_and(receive_rx_credit_return_and),
     .vc0_read1_cat(receive_vc0_read1_cat),
-    .vc0_side_read_not(receive_vc0_side_read_not),
-    .vc0_side_read_b6(receive_vc0_side_read_b6),
+    .vc0_side_read_bits15_0(receive_vc0_side_read_bits15_0),
+    .vc0_side_read_b16(receive_vc0_side_read_b16),
     .rx_credit_limit0(receive_rx_credit_limit0),
     .rx_rd1_and(receive_rx_rd1_and),
     .rx_rd1_and_2(receive_rx_rd1_and_2),
     .rx_credit_return_and_2(receive_rx_credit_return_and_2),
     .vc1_read1_cat(receive_vc1_read1_cat),
-    .vc1_side_read_not(receive_vc1_side_read_not),
-    .vc1_side_read_b6(receive_vc1_side_read_b6),
+    .vc1_side_read_bits15_0(receive_vc1_side_read_bits15_0),
+    .vc1_side_read_b16(receive_vc1_side_read_b16),
     .rx_credit_limit1(receive_rx_credit_limit1)
 );
 
@@ -352,6 +358,7 @@ reliable_link_x2_control control (
     .bonded_word0_bits63_0(bonding_bonded_word0_bits63_0),
     .is_k0(receive_is_k0),
     .is_k1(receive_is_k1),
+    .session_fresh_or(bonding_hold),
     .take_and(ingress_take_and),
     .take_and_2(ingress_take_and_3),
     .take_and_3(ingress_take_and_2),
@@ -365,7 +372,6 @@ reliable_link_x2_control control (
     .in_seq(ingress_in_seq),
     .in_frame(ingress_in_frame),
     .replay_wr(ingress_replay_wr),
-    .session_fresh_or(bonding_hold),
     .credit_pulses(control_credit_pulses),
     .info_in(control_info_in),
     .ack_in(control_ack_in),
@@ -452,12 +458,12 @@ assign channel_up = channel_ready;
 assign m_axis_nfc_tvalid = receive_rx_nfc_valid;
 assign m_axis_nfc_tdata = receive_rx_nfc_data;
 assign m_axis_vc0_tdata = receive_vc0_read1_cat;
-assign m_axis_vc0_tkeep = receive_vc0_side_read_not;
-assign m_axis_vc0_tlast = receive_vc0_side_read_b6;
+assign m_axis_vc0_tkeep = receive_vc0_side_read_bits15_0;
+assign m_axis_vc0_tlast = receive_vc0_side_read_b16;
 assign m_axis_vc0_tvalid = receive_rx_rd0_and;
 assign m_axis_vc1_tdata = receive_vc1_read1_cat;
-assign m_axis_vc1_tkeep = receive_vc1_side_read_not;
-assign m_axis_vc1_tlast = receive_vc1_side_read_b6;
+assign m_axis_vc1_tkeep = receive_vc1_side_read_bits15_0;
+assign m_axis_vc1_tlast = receive_vc1_side_read_b16;
 assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
@@ -655,8 +661,10 @@ module reliable_link_x2_bonding(
     rx_serial_bits131_66,
     eb_out0,
     eb_out1,
-    rx_valid0_sel,
-    rx_valid1_sel,
+    rx_valid0_bits65_0,
+    rx_valid0_b66,
+    rx_valid1_bits65_0,
+    rx_valid1_b66,
     rx_up,
     rx_up_sync1,
     lane_up_sync1,
@@ -697,8 +705,10 @@ module reliable_link_x2_bonding(
     input wire [65:0] eb_out1;
     /* verilator lint_on UNUSEDSIGNAL */
     // outputs: status and counters
-    output wire [65:0] rx_valid0_sel;
-    output wire [65:0] rx_valid1_sel;
+    output wire [65:0] rx_valid0_bits65_0;
+    output wire rx_valid0_b66;
+    output wire [65:0] rx_valid1_bits65_0;
+    output wire rx_valid1_b66;
     output wire rx_up;
     output wire rx_up_sync1;
     output wire [1:0] lane_up_sync1;
@@ -801,11 +811,13 @@ wire bond_now;
 // deskew: lane k's blocks are read `delay` cycles after they were written, then registered
 reg [3:0] deskew_ptr;
 wire [65:0] rx_valid0_cat;
-wire [65:0] rx_valid0_sel_2;
+wire [66:0] rx_valid0_cat_2;
+wire [66:0] rx_valid0_sel;
 wire [65:0] rx_valid1_cat;
-wire [65:0] rx_valid1_sel_2;
-wire rx_valid0_and;
-wire rx_valid1_and;
+wire [66:0] rx_valid1_cat_2;
+wire [66:0] rx_valid1_sel;
+wire deskew0_and;
+wire deskew1_and;
 reg bond_cb_any;
 reg bond_cb_all;
 wire bond_error;
@@ -842,9 +854,9 @@ reg session_up_since_restart;
 wire mark_in_sel;
 wire remote_ready_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
-reg [65:0] deskew0 [0:15];
+reg [66:0] deskew0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
-reg [65:0] deskew1 [0:15];
+reg [66:0] deskew1 [0:15];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- receive lanes ----
@@ -898,11 +910,13 @@ assign bond_now = (~bonded) & bond_have0 & bond_have1 & all_locked;
 
 // ---- deskew: lane k's blocks are read `delay` cycles after they were written, then registered ----
 assign rx_valid0_cat = {rx_valid0, rx_control0, rx_payload0};
-assign rx_valid0_sel_2 = (deskew0_2 == 4'h0) ? rx_valid0_cat : (deskew0[(deskew_ptr - deskew0_2)]);
+assign rx_valid0_cat_2 = {(rx_valid0_cat == 66'h30000000000008078), rx_valid0_cat};
+assign rx_valid0_sel = (deskew0_2 == 4'h0) ? rx_valid0_cat_2 : (deskew0[(deskew_ptr - deskew0_2)]);
 assign rx_valid1_cat = {rx_valid1, rx_control1, rx_payload1};
-assign rx_valid1_sel_2 = (deskew1_2 == 4'h0) ? rx_valid1_cat : (deskew1[(deskew_ptr - deskew1_2)]);
-assign rx_valid0_and = (rx_valid0_sel_2[15:0] == 16'h4078) & rx_valid0_sel_2[64] & rx_valid0_sel_2[65];
-assign rx_valid1_and = (rx_valid1_sel_2[15:0] == 16'h4078) & rx_valid1_sel_2[64] & rx_valid1_sel_2[65];
+assign rx_valid1_cat_2 = {(rx_valid1_cat == 66'h30000000000008078), rx_valid1_cat};
+assign rx_valid1_sel = (deskew1_2 == 4'h0) ? rx_valid1_cat_2 : (deskew1[(deskew_ptr - deskew1_2)]);
+assign deskew0_and = (rx_valid0_sel[15:0] == 16'h4078) & rx_valid0_sel[64] & rx_valid0_sel[65];
+assign deskew1_and = (rx_valid1_sel[15:0] == 16'h4078) & rx_valid1_sel[64] & rx_valid1_sel[65];
 assign bond_error = bond_cb_any & (~bond_cb_all) & bonded;
 assign unbond = (~all_locked) | bond_error;
 assign bonded_and = (~bonded) & all_locked & (~bond_have0) & (rx_payload0[15:0] == 16'h4078) & rx_control0 & rx_valid0;
@@ -986,16 +1000,18 @@ always @(posedge rx_clk) begin
     if (rx_rst) deskew0_2 <= 4'h0; else deskew0_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase0_minus) : deskew0_2;
     if (rx_rst) deskew1_2 <= 4'h0; else deskew1_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase1_minus) : deskew1_2;
     if (rx_rst) deskew_ptr <= 4'h0; else deskew_ptr <= deskew_ptr + 4'h1;
-    if (rx_rst) bond_cb_any <= 1'h0; else bond_cb_any <= rx_valid0_and | rx_valid1_and;
-    if (rx_rst) bond_cb_all <= 1'h0; else bond_cb_all <= rx_valid0_and & rx_valid1_and;
+    if (rx_rst) bond_cb_any <= 1'h0; else bond_cb_any <= deskew0_and | deskew1_and;
+    if (rx_rst) bond_cb_all <= 1'h0; else bond_cb_all <= deskew0_and & deskew1_and;
     if (rx_rst) lock_lost_toggle0 <= 1'h0; else lock_lost_toggle0 <= rx_lock_lost0 ? (~lock_lost_toggle0) : lock_lost_toggle0;
     if (rx_rst) lock_lost_toggle1 <= 1'h0; else lock_lost_toggle1 <= rx_lock_lost1 ? (~lock_lost_toggle1) : lock_lost_toggle1;
-    if (1'h1) deskew0[deskew_ptr] <= rx_valid0_cat;
-    if (1'h1) deskew1[deskew_ptr] <= rx_valid1_cat;
+    if (1'h1) deskew0[deskew_ptr] <= rx_valid0_cat_2;
+    if (1'h1) deskew1[deskew_ptr] <= rx_valid1_cat_2;
 end
 
-assign rx_valid0_sel = rx_valid0_sel_2;
-assign rx_valid1_sel = rx_valid1_sel_2;
+assign rx_valid0_bits65_0 = rx_valid0_sel[65:0];
+assign rx_valid0_b66 = rx_valid0_sel[66];
+assign rx_valid1_bits65_0 = rx_valid1_sel[65:0];
+assign rx_valid1_b66 = rx_valid1_sel[66];
 assign rx_up_sync1 = rx_up_sync1_2;
 assign lane_up_sync1 = lane_up_sync1_2;
 assign lock_lost_toggle0_sync1_xor = lock_lost_toggle0_sync1 ^ lock_lost_seen0;
@@ -1016,9 +1032,11 @@ module reliable_link_x2_elastic(
     rx_clk,
     rx_rst,
     rx_up,
-    rx_valid0_sel,
-    rx_valid1_sel,
+    rx_valid0_b66,
+    rx_valid1_b66,
     rx_up_sync1,
+    rx_valid0_bits65_0,
+    rx_valid1_bits65_0,
     eb_out0,
     eb_out1,
     eb_slip
@@ -1030,9 +1048,11 @@ module reliable_link_x2_elastic(
     input wire rx_rst;
     // inputs
     input wire rx_up;
-    input wire [65:0] rx_valid0_sel;
-    input wire [65:0] rx_valid1_sel;
+    input wire rx_valid0_b66;
+    input wire rx_valid1_b66;
     input wire rx_up_sync1;
+    input wire [65:0] rx_valid0_bits65_0;
+    input wire [65:0] rx_valid1_bits65_0;
     // outputs: status and counters
     output reg [65:0] eb_out0;
     output reg [65:0] eb_out1;
@@ -1046,16 +1066,28 @@ reg [4:0] eb_wr_gray;
 // elastic buffer, read side (clk): read, insert or delete clock compensation
 (* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync0;
 (* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync1;
+reg [4:0] eb_rd;
+reg [4:0] eb_rd_gray;
+wire empty;
 wire eb_wr_gray_sync1_xor;
 wire eb_wr_gray_sync1_xor_2;
 wire eb_wr_gray_sync1_xor_3;
 wire [4:0] eb_wr_gray_sync1_cat;
-reg [4:0] eb_rd;
-wire [4:0] level;
+reg [4:0] eb_wr_before;
+wire [4:0] level_before;
+reg [1:0] eb_read;
+reg eb_deletable_after0;
+reg eb_deletable_after1;
+reg eb_deletable_after2;
+reg eb_overflowing_after0;
+reg eb_overflowing_after1;
+reg eb_overflowing_after2;
 wire [4:0] eb_rd_plus;
 wire [4:0] eb_rd_plus_2;
-wire empty;
 wire delete;
+wire [4:0] eb_rd_plus_3;
+wire [4:0] eb_rd_plus_4;
+wire [4:0] eb_rd_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] eb_lane0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -1068,21 +1100,36 @@ reg [0:0] eb_is_cc [0:15];
 assign eb_wr_sel = rx_up ? (eb_wr + 5'h1) : eb_wr;
 
 // ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
+assign empty = eb_wr_gray_sync1 == eb_rd_gray;
 assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1[4] ^ eb_wr_gray_sync1[3];
 assign eb_wr_gray_sync1_xor_2 = eb_wr_gray_sync1_xor ^ eb_wr_gray_sync1[2];
 assign eb_wr_gray_sync1_xor_3 = eb_wr_gray_sync1_xor_2 ^ eb_wr_gray_sync1[1];
 assign eb_wr_gray_sync1_cat = {eb_wr_gray_sync1[4], eb_wr_gray_sync1_xor, eb_wr_gray_sync1_xor_2, eb_wr_gray_sync1_xor_3,
     (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
-assign level = eb_wr_gray_sync1_cat - eb_rd;
+assign level_before = eb_wr_before - eb_rd;
 assign eb_rd_plus = eb_rd + 5'h1;
 assign eb_rd_plus_2 = eb_rd + 5'h1;
-assign empty = level == 5'h0;
-assign delete = (~empty) & (((~(level < 5'h4)) & (eb_is_cc[eb_rd[3:0]])) | (~(level < 5'hc)));
+assign delete = (~empty) &
+    ((((eb_read == 2'h0) ? eb_deletable_after0 : ((eb_read == 2'h1) ? eb_deletable_after1 : eb_deletable_after2)) &
+    (eb_is_cc[eb_rd[3:0]])) |
+    ((eb_read == 2'h0) ? eb_overflowing_after0 : ((eb_read == 2'h1) ? eb_overflowing_after1 : eb_overflowing_after2)));
+assign eb_rd_plus_3 = eb_rd + 5'h2;
+assign eb_rd_plus_4 = eb_rd + 5'h1;
+assign eb_rd_sel = delete ? (eb_rd_plus_3 ^ (eb_rd_plus_3 >> 5'h1)) : (empty ? eb_rd_gray : (eb_rd_plus_4 ^ (eb_rd_plus_4 >> 5'h1)));
 
 always @(posedge clk) begin
     if (rst) eb_wr_gray_sync0 <= 5'h0; else eb_wr_gray_sync0 <= eb_wr_gray;
     if (rst) eb_wr_gray_sync1 <= 5'h0; else eb_wr_gray_sync1 <= eb_wr_gray_sync0;
-    if (rst) eb_rd <= 5'h0; else eb_rd <= (~rx_up_sync1) ? eb_wr_gray_sync1_cat : (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1)));
+    if (rst) eb_rd <= 5'h0; else eb_rd <= rx_up_sync1 ? (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1))) : eb_wr_gray_sync1_cat;
+    if (rst) eb_rd_gray <= 5'h0; else eb_rd_gray <= rx_up_sync1 ? eb_rd_sel : eb_wr_gray_sync1;
+    if (rst) eb_wr_before <= 5'h0; else eb_wr_before <= eb_wr_gray_sync1_cat;
+    if (rst) eb_read <= 2'h0; else eb_read <= delete ? 2'h2 : ({1'h0, (~empty)});
+    if (rst) eb_deletable_after0 <= 1'h0; else eb_deletable_after0 <= rx_up_sync1 & (~(level_before < 5'h4));
+    if (rst) eb_deletable_after1 <= 1'h0; else eb_deletable_after1 <= rx_up_sync1 & (~(level_before < 5'h5));
+    if (rst) eb_deletable_after2 <= 1'h0; else eb_deletable_after2 <= rx_up_sync1 & (~(level_before < 5'h6));
+    if (rst) eb_overflowing_after0 <= 1'h0; else eb_overflowing_after0 <= rx_up_sync1 & (~(level_before < 5'hc));
+    if (rst) eb_overflowing_after1 <= 1'h0; else eb_overflowing_after1 <= rx_up_sync1 & (~(level_before < 5'hd));
+    if (rst) eb_overflowing_after2 <= 1'h0; else eb_overflowing_after2 <= rx_up_sync1 & (~(level_before < 5'he));
     if (rst) eb_out0 <= 66'h0; else eb_out0 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
     if (rst) eb_out1 <= 66'h0; else eb_out1 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_plus_2[3:0]]) : (eb_lane1[eb_rd[3:0]]));
     if (rst) eb_slip <= 1'h0; else eb_slip <= rx_up_sync1 & (empty | delete);
@@ -1091,9 +1138,9 @@ end
 always @(posedge rx_clk) begin
     if (rx_rst) eb_wr <= 5'h0; else eb_wr <= eb_wr_sel;
     if (rx_rst) eb_wr_gray <= 5'h0; else eb_wr_gray <= eb_wr_sel ^ (eb_wr_sel >> 5'h1);
-    if (rx_up) eb_lane0[eb_wr[3:0]] <= rx_valid0_sel;
-    if (rx_up) eb_lane1[eb_wr[3:0]] <= rx_valid1_sel;
-    if (rx_up) eb_is_cc[eb_wr[3:0]] <= (rx_valid0_sel == 66'h30000000000008078) & (rx_valid1_sel == 66'h30000000000008078);
+    if (rx_up) eb_lane0[eb_wr[3:0]] <= rx_valid0_bits65_0;
+    if (rx_up) eb_lane1[eb_wr[3:0]] <= rx_valid1_bits65_0;
+    if (rx_up) eb_is_cc[eb_wr[3:0]] <= rx_valid0_b66 & rx_valid1_b66;
 end
 
 endmodule
@@ -1131,15 +1178,15 @@ module reliable_link_x2_receive(
     rx_rd0_and_2,
     rx_credit_return_and,
     vc0_read1_cat,
-    vc0_side_read_not,
-    vc0_side_read_b6,
+    vc0_side_read_bits15_0,
+    vc0_side_read_b16,
     rx_credit_limit0,
     rx_rd1_and,
     rx_rd1_and_2,
     rx_credit_return_and_2,
     vc1_read1_cat,
-    vc1_side_read_not,
-    vc1_side_read_b6,
+    vc1_side_read_bits15_0,
+    vc1_side_read_b16,
     rx_credit_limit1
 );
     // clocks and resets
@@ -1184,15 +1231,15 @@ module reliable_link_x2_receive(
     output wire rx_rd0_and_2;
     output wire rx_credit_return_and;
     output wire [127:0] vc0_read1_cat;
-    output wire [15:0] vc0_side_read_not;
-    output wire vc0_side_read_b6;
+    output wire [15:0] vc0_side_read_bits15_0;
+    output wire vc0_side_read_b16;
     output reg [15:0] rx_credit_limit0;
     output wire rx_rd1_and;
     output wire rx_rd1_and_2;
     output wire rx_credit_return_and_2;
     output wire [127:0] vc1_read1_cat;
-    output wire [15:0] vc1_side_read_not;
-    output wire vc1_side_read_b6;
+    output wire [15:0] vc1_side_read_bits15_0;
+    output wire vc1_side_read_b16;
     output reg [15:0] rx_credit_limit1;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -1208,7 +1255,7 @@ reg rx_all_data;
 reg rx_any_data;
 reg rx_all_valid;
 reg rx_nbytes_ok;
-wire [6:0] eb_out0_bits63_0_sel;
+wire [16:0] eb_out0_bits63_0_sel;
 wire [63:0] eb_out0_bits63_0_cat;
 wire [31:0] eb_out0_bits63_0_cat_2;
 reg [31:0] rx_crc_target;
@@ -1276,7 +1323,7 @@ reg [15:0] credits_returned0;
 wire [9:0] rx_commit0_minus;
 reg [63:0] vc0_read0;
 reg [63:0] vc0_read1;
-reg [6:0] vc0_side_read;
+reg [16:0] vc0_side_read;
 // virtual channel 1: words written speculatively, released at a good trailer
 wire write_and_2;
 wire good_now_and_3;
@@ -1295,7 +1342,7 @@ reg [15:0] credits_returned1;
 wire [9:0] rx_commit1_minus;
 reg [63:0] vc1_read0;
 reg [63:0] vc1_read1;
-reg [6:0] vc1_side_read;
+reg [16:0] vc1_side_read;
 // counters
 wire [31:0] rx_crc_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -1303,19 +1350,19 @@ reg [63:0] vc0_lane0 [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc0_lane1 [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
-reg [6:0] vc0_side [0:511];
+reg [16:0] vc0_side [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc1_lane0 [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc1_lane1 [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
-reg [6:0] vc1_side [0:511];
+reg [16:0] vc1_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- receive: the aligned block classified, registered beside the bonded word ----
 assign eb_out0_b65_and = eb_out0_b65 & (~eb_out0_b64);
 assign eb_out1_b65_and = eb_out1_b65 & (~eb_out1_b64);
-assign eb_out0_bits63_0_sel = ((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65 & eb_out0_b64) ? ({eb_out0_bits63_0[55], eb_out0_bits63_0[53:48]}) : 7'h10;
+assign eb_out0_bits63_0_sel = ((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65 & eb_out0_b64) ? ({eb_out0_bits63_0[55], (~(16'hffff << eb_out0_bits63_0[53:48]))}) : 17'hffff;
 assign eb_out0_bits63_0_cat = {56'h0, eb_out0_bits63_0[55:48]};
 assign eb_out0_bits63_0_cat_2 = {(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09)),
     (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584)), (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2)),
@@ -1498,24 +1545,24 @@ always @(posedge clk) begin
     if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_4 ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1);
     if (write_and) vc0_lane0[rx_spec_wr0[8:0]] <= bonded_word0_bits63_0;
     if (write_and) vc0_lane1[rx_spec_wr0[8:0]] <= bonded_word1_bits63_0;
-    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0[8:0]] <= good_now_and_2 ? ({bonded_word0_bits63_0[55], bonded_word0_bits63_0[53:48]}) : eb_out0_bits63_0_sel;
+    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0[8:0]] <= good_now_and_2 ? ({bonded_word0_bits63_0[55], (~(16'hffff << bonded_word0_bits63_0[53:48]))}) : eb_out0_bits63_0_sel;
     if (write_and_2) vc1_lane0[rx_spec_wr1[8:0]] <= bonded_word0_bits63_0;
     if (write_and_2) vc1_lane1[rx_spec_wr1[8:0]] <= bonded_word1_bits63_0;
-    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1[8:0]] <= good_now_and_4 ? ({bonded_word0_bits63_0[55], bonded_word0_bits63_0[53:48]}) : eb_out0_bits63_0_sel;
+    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1[8:0]] <= good_now_and_4 ? ({bonded_word0_bits63_0[55], (~(16'hffff << bonded_word0_bits63_0[53:48]))}) : eb_out0_bits63_0_sel;
 end
 
 assign rx_rd0_and = rx_rd0_and_3;
 assign rx_rd0_and_2 = rx_rd0_and_4;
 assign rx_credit_return_and = rx_credit_return[0] & credit_absorb0_is0;
 assign vc0_read1_cat = {vc0_read1, vc0_read0};
-assign vc0_side_read_not = ~(16'hffff << vc0_side_read[5:0]);
-assign vc0_side_read_b6 = vc0_side_read[6];
+assign vc0_side_read_bits15_0 = vc0_side_read[15:0];
+assign vc0_side_read_b16 = vc0_side_read[16];
 assign rx_rd1_and = rx_rd1_and_3;
 assign rx_rd1_and_2 = rx_rd1_and_4;
 assign rx_credit_return_and_2 = rx_credit_return[1] & credit_absorb1_is0;
 assign vc1_read1_cat = {vc1_read1, vc1_read0};
-assign vc1_side_read_not = ~(16'hffff << vc1_side_read[5:0]);
-assign vc1_side_read_b6 = vc1_side_read[6];
+assign vc1_side_read_bits15_0 = vc1_side_read[15:0];
+assign vc1_side_read_b16 = vc1_side_read[16];
 endmodule
 
 module reliable_link_x2_control(
@@ -1525,6 +1572,7 @@ module reliable_link_x2_control(
     bonded_word0_bits63_0,
     is_k0,
     is_k1,
+    session_fresh_or,
     take_and,
     take_and_2,
     take_and_3,
@@ -1538,7 +1586,6 @@ module reliable_link_x2_control(
     in_seq,
     in_frame,
     replay_wr,
-    session_fresh_or,
     credit_pulses,
     info_in,
     ack_in,
@@ -1562,6 +1609,7 @@ module reliable_link_x2_control(
     /* verilator lint_on UNUSEDSIGNAL */
     input wire is_k0;
     input wire is_k1;
+    input wire session_fresh_or;
     input wire take_and;
     input wire take_and_2;
     input wire take_and_3;
@@ -1579,7 +1627,6 @@ module reliable_link_x2_control(
     input wire [5:0] in_seq;
     input wire in_frame;
     input wire [10:0] replay_wr;
-    input wire session_fresh_or;
     // outputs: status and counters
     output reg [1:0] credit_pulses;
     output reg info_in;
@@ -1608,24 +1655,26 @@ wire k_ok;
 wire c_ok;
 reg [15:0] remote_freed0;
 reg [15:0] credits_delivered0;
-wire remote_freed0_eq;
-wire remote_freed0_not;
+reg credits_owed0;
+wire [15:0] bonded_word0_bits63_0_sel;
+wire [15:0] credits_delivered0_sel;
 reg [15:0] flits_taken0;
 reg [15:0] credits_given0;
 reg [15:0] credit_refund0;
 wire refund_now;
-wire remote_freed0_or;
+wire credits_owed0_or;
 reg credit_took0;
 reg credit_dropped0;
 reg [15:0] remote_freed1;
 reg [15:0] credits_delivered1;
-wire remote_freed1_eq;
-wire remote_freed1_not;
+reg credits_owed1;
+wire [15:0] bonded_word0_bits63_0_sel_2;
+wire [15:0] credits_delivered1_sel;
 reg [15:0] flits_taken1;
 reg [15:0] credits_given1;
 reg [15:0] credit_refund1;
 wire refund_now_2;
-wire remote_freed1_or;
+wire credits_owed1_or;
 reg credit_took1;
 reg credit_dropped1;
 // acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied
@@ -1707,14 +1756,14 @@ assign k_ok = (rx_k0_syndrome == 16'h0) & is_k0;
 
 // ---- consumer credits received (user-K block 1): one tx_credit pulse per step of a total ----
 assign c_ok = (rx_k1_syndrome == 24'h0) & is_k1;
-assign remote_freed0_eq = remote_freed0 == credits_delivered0;
-assign remote_freed0_not = ~remote_freed0_eq;
-assign refund_now = remote_freed0_eq & (~(credit_refund0 == 16'h0));
-assign remote_freed0_or = remote_freed0_not | refund_now;
-assign remote_freed1_eq = remote_freed1 == credits_delivered1;
-assign remote_freed1_not = ~remote_freed1_eq;
-assign refund_now_2 = remote_freed1_eq & (~(credit_refund1 == 16'h0));
-assign remote_freed1_or = remote_freed1_not | refund_now_2;
+assign bonded_word0_bits63_0_sel = session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[23:8] : remote_freed0);
+assign credits_delivered0_sel = session_fresh_or ? 16'h0 : (credits_owed0 ? (credits_delivered0 + 16'h1) : credits_delivered0);
+assign refund_now = (~credits_owed0) & (~(credit_refund0 == 16'h0));
+assign credits_owed0_or = credits_owed0 | refund_now;
+assign bonded_word0_bits63_0_sel_2 = session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[39:24] : remote_freed1);
+assign credits_delivered1_sel = session_fresh_or ? 16'h0 : (credits_owed1 ? (credits_delivered1 + 16'h1) : credits_delivered1);
+assign refund_now_2 = (~credits_owed1) & (~(credit_refund1 == 16'h0));
+assign credits_owed1_or = credits_owed1 | refund_now_2;
 
 // ---- acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied ----
 assign ack_ok = (~(in_flight < (ack_in - acked_seq))) & info_in;
@@ -1722,21 +1771,23 @@ assign ack_ok = (~(in_flight < (ack_in - acked_seq))) & info_in;
 always @(posedge clk) begin
     if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= eb_out0_bits63_0_xor[15:0] ^ eb_out0_bits63_0[63:48];
     if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= eb_out0_bits63_0_xor_2[23:0] ^ eb_out0_bits63_0[63:40];
-    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[23:8] : remote_freed0);
-    if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= session_fresh_or ? 16'h0 : (remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0);
+    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= bonded_word0_bits63_0_sel;
+    if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= credits_delivered0_sel;
+    if (rst) credits_owed0 <= 1'h0; else credits_owed0 <= ~(bonded_word0_bits63_0_sel == credits_delivered0_sel);
     if (rst) flits_taken0 <= 16'h0; else flits_taken0 <= credit_took0 ? (flits_taken0 + 16'h1) : flits_taken0;
-    if (rst) credits_given0 <= 16'h0; else credits_given0 <= remote_freed0_or ? (credits_given0 + 16'h1) : credits_given0;
-    if (rst) credit_refund0 <= 16'h0; else credit_refund0 <= session_fresh_or ? (((flits_taken0 + ({15'h0, credit_took0})) - credits_given0) - ({15'h0, remote_freed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, credit_dropped0}));
+    if (rst) credits_given0 <= 16'h0; else credits_given0 <= credits_owed0_or ? (credits_given0 + 16'h1) : credits_given0;
+    if (rst) credit_refund0 <= 16'h0; else credit_refund0 <= session_fresh_or ? (((flits_taken0 + ({15'h0, credit_took0})) - credits_given0) - ({15'h0, credits_owed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, credit_dropped0}));
     if (rst) credit_took0 <= 1'h0; else credit_took0 <= take_and;
     if (rst) credit_dropped0 <= 1'h0; else credit_dropped0 <= take_and_2;
-    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[39:24] : remote_freed1);
-    if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= session_fresh_or ? 16'h0 : (remote_freed1_not ? (credits_delivered1 + 16'h1) : credits_delivered1);
+    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= bonded_word0_bits63_0_sel_2;
+    if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= credits_delivered1_sel;
+    if (rst) credits_owed1 <= 1'h0; else credits_owed1 <= ~(bonded_word0_bits63_0_sel_2 == credits_delivered1_sel);
     if (rst) flits_taken1 <= 16'h0; else flits_taken1 <= credit_took1 ? (flits_taken1 + 16'h1) : flits_taken1;
-    if (rst) credits_given1 <= 16'h0; else credits_given1 <= remote_freed1_or ? (credits_given1 + 16'h1) : credits_given1;
-    if (rst) credit_refund1 <= 16'h0; else credit_refund1 <= session_fresh_or ? (((flits_taken1 + ({15'h0, credit_took1})) - credits_given1) - ({15'h0, remote_freed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, credit_dropped1}));
+    if (rst) credits_given1 <= 16'h0; else credits_given1 <= credits_owed1_or ? (credits_given1 + 16'h1) : credits_given1;
+    if (rst) credit_refund1 <= 16'h0; else credit_refund1 <= session_fresh_or ? (((flits_taken1 + ({15'h0, credit_took1})) - credits_given1) - ({15'h0, credits_owed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, credit_dropped1}));
     if (rst) credit_took1 <= 1'h0; else credit_took1 <= take_and_3;
     if (rst) credit_dropped1 <= 1'h0; else credit_dropped1 <= take_and_4;
-    if (rst) credit_pulses <= 2'h0; else credit_pulses <= {remote_freed1_or, remote_freed0_or};
+    if (rst) credit_pulses <= 2'h0; else credit_pulses <= {credits_owed1_or, credits_owed0_or};
     if (rst) k0_was_ok <= 1'h0; else k0_was_ok <= k_ok;
     if (rst) k0_info <= 40'h0; else k0_info <= bonded_word0_bits63_0[47:8];
     if (rst) info_in <= 1'h0; else info_in <= rx_good | rx_duplicate | k0_was_ok;

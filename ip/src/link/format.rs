@@ -58,7 +58,7 @@ pub const SCRAMBLER_TAPS: (usize, usize) = (39, 58);
 pub const SCRAMBLER_SEED: u128 = (1 << 58) - 1;
 
 /// Payload of an idle-family control block.
-pub fn idle_payload(kind: u8) -> u128 {
+pub const fn idle_payload(kind: u8) -> u128 {
     BTF_IDLE as u128 | (kind as u128) << 8
 }
 

@@ -87,13 +87,18 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: O
     d.section("deskew: lane k's blocks are read `delay` cycles after they were written, then registered");
     let deskew_ptr = d.reg("deskew_ptr", 4, 0);
     deskew_ptr.next(deskew_ptr.q + 1u32);
-    let mut deskewed = vec![];
+    // Each block's "clock compensation" bit travels beside it, worked out before the deskew, so
+    // the elastic buffer behind it only ANDs the lanes' bits.
+    let (mut deskewed, mut deskewed_cc) = (vec![], vec![]);
     for (k, r) in received.iter().enumerate() {
-        let mem = d.memory(&format!("deskew{k}"), 66, 16);
+        let mem = d.memory(&format!("deskew{k}"), 67, 16);
         let word = d.cat(&[d.sig(r.valid), d.sig(r.control), d.sig(r.payload)]);
-        mem.write(d.lit(1, 1), deskew_ptr.q, word);
+        let tagged = word.eq(super::elastic::CC_BLOCK).cat(word);
+        mem.write(d.lit(1, 1), deskew_ptr.q, tagged);
         let old = mem.read(deskew_ptr.q - delays[k].q);
-        deskewed.push(delays[k].q.is_zero().mux(word, old));
+        let out = delays[k].q.is_zero().mux(tagged, old);
+        deskewed.push(out.bits(0, 66));
+        deskewed_cc.push(out.bit(66));
     }
     // Bonding holds while every lane's bonding blocks stay aligned (checked on the deskewed
     // words, registered: the same cycle as checking the registered words).
@@ -140,7 +145,7 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: O
                     now ^ registered(d, &format!("lock_lost_seen{k}"), now)
                 })
                 .collect();
-            let crossed = d.unit("elastic", "elastic", || super::elastic::elastic(d, z, rx.unwrap(), &deskewed, rx_up, rx_up_clk));
+            let crossed = d.unit("elastic", "elastic", || super::elastic::elastic(d, z, rx.unwrap(), &deskewed, &deskewed_cc, rx_up, rx_up_clk));
             (crossed.words, rx_up_clk, lane_up_clk, lost_clk, crossed.slip)
         }
     };

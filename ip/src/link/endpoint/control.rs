@@ -46,9 +46,16 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
         .map(|v| {
             let remote = d.reg(&format!("remote_freed{v}"), 16, 0);
             let delivered = d.reg(&format!("credits_delivered{v}"), 16, 0);
-            remote.next_when(c_ok, c_info.bits(16 * v, 16)).clear_when(sh.hold);
-            let owed = remote.q.ne(delivered.q);
-            delivered.next_when(owed, delivered.q + 1u32).clear_when(sh.hold);
+            // Whether a pulse is owed (the totals differ), registered from both totals' next
+            // values: the same flag a cycle sooner, so no 16-bit compare leads into the refund.
+            let owed_reg = d.reg(&format!("credits_owed{v}"), 1, 0);
+            let owed = owed_reg.q;
+            let zero = d.lit(0, 16);
+            let remote_next = sh.hold.mux(zero, c_ok.mux(c_info.bits(16 * v, 16), remote.q));
+            let delivered_next = sh.hold.mux(zero, owed.mux(delivered.q + 1u32, delivered.q));
+            remote.next(remote_next);
+            delivered.next(delivered_next);
+            owed_reg.next(remote_next.ne(delivered_next));
             let taken = d.reg(&format!("flits_taken{v}"), 16, 0);
             let given = d.reg(&format!("credits_given{v}"), 16, 0);
             let refund = d.reg(&format!("credit_refund{v}"), 16, 0);

@@ -67,7 +67,9 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     // The side information of the word written beside this block: the trailer's, when this
     // block is one (so the frame's last word, written right before its trailer, gets it at once).
     let a_sep = a0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8) & l.ahead.valid[0] & l.ahead.control[0];
-    let ahead_side = a_sep.mux(a_info.bit(7).cat(a_nbytes), z.kw);
+    // Kept as `tkeep` (not the byte count), so the read side has no shifter behind the memory.
+    let keep_of = |nbytes: Sig<'d>| !d.lit(u128::MAX, z.kw).shl(nbytes);
+    let ahead_side = a_sep.mux(a_info.bit(7).cat(keep_of(a_nbytes)), d.lit(0, 1).cat(d.lit(u128::MAX, z.kw)));
     let info_part = crc_update(d, d.lit(0, 32), &[a_info.zext(64)]);
     let crc_target = registered(d, "rx_crc_target", a0.bits(16, 32) ^ info_part ^ crc::XOR_OUT as u128);
     // The data part of the frame CRC's update over this word.
@@ -172,16 +174,16 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         for (mem, word) in mems.iter().zip(&l.payload) {
             mem.write(write_v, spec_low, *word);
         }
-        // Side information per word: bytes valid and end of packet, written with the word (the
+        // Side information per word: `tkeep` and end of packet, written with the word (the
         // trailer's for the word right before it). When idles came between a frame's last word
         // and its trailer, the trailer rewrites the last word's, and the frame is released a
         // cycle later, so that no word is read in the cycle its side information is written.
-        let side = d.memory(&format!("vc{v}_side"), z.nb + 1, config.vc_buffer_words);
+        let side = d.memory(&format!("vc{v}_side"), z.kw + 1, config.vc_buffer_words);
         let good_v = good_now & is_v;
         let fix_v = good_v & !wrote;
         let late = registered(d, &format!("rx_commit_late{v}"), fix_v);
         let last_low = (spec_wr[v].q - 1u32).bits(0, z.ba);
-        side.write(write_v | fix_v, fix_v.mux(last_low, spec_low), fix_v.mux(user_last.cat(nbytes), ahead_side));
+        side.write(write_v | fix_v, fix_v.mux(last_low, spec_low), fix_v.mux(user_last.cat(keep_of(nbytes)), ahead_side));
         let new_vc = lp0.bit(6);
         let restart = header_now & !late & if v == 0 { !new_vc } else { new_vc };
         spec_wr[v].next_when(write_v, spec_wr[v].q + 1u32).next_when(restart, commit[v].q).next_when(l.hold, commit[v].q);
@@ -218,9 +220,8 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         lanes.reverse();
         d.output(&format!("m_axis_vc{v}_tdata"), d.cat(&lanes));
         let side_word = if config.registered_reads { side.read(rd_next).delayed().named(&format!("vc{v}_side_read")) } else { side.read(rd_low) };
-        let keep = !d.lit(u128::MAX, z.kw).shl(side_word.bits(0, z.nb));
-        d.output(&format!("m_axis_vc{v}_tkeep"), keep);
-        d.output(&format!("m_axis_vc{v}_tlast"), side_word.bit(z.nb));
+        d.output(&format!("m_axis_vc{v}_tkeep"), side_word.bits(0, z.kw));
+        d.output(&format!("m_axis_vc{v}_tlast"), side_word.bit(z.kw));
         d.output(&format!("m_axis_vc{v}_tvalid"), valid);
         rd[v].next_when(pop, rd[v].q + 1u32);
         // The limit advertised: words released plus the buffer.
