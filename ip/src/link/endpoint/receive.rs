@@ -197,7 +197,11 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         let old = d.reg(&format!("rx_old_words{v}"), z.ba + 1, 0);
         let absorb = d.reg(&format!("credit_absorb{v}"), 16, 0);
         sig!(absorbing = absorb.q.any());
-        let valid = rd[v].q.ne(commit[v].q) & (old.q.any() | !absorbing);
+        // The stream's valid sees `absorb` is not zero through a register set from its next
+        // value (and held set through a restart, which loads `absorb`): never clear while
+        // `absorb` is not zero, so no 16-bit OR stands in front of the valid.
+        let may_absorb = d.reg(&format!("credit_may_absorb{v}"), 1, 0);
+        let valid = rd[v].q.ne(commit[v].q) & (old.q.any() | !may_absorb.q);
         let pop = valid & m_ready[v];
         let rd_low = rd[v].q.bits(0, z.ba);
         let rd_after = pop.mux(rd[v].q + 1u32, rd[v].q);
@@ -207,13 +211,18 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         let returned_all = d.reg(&format!("credits_returned{v}"), 16, 0);
         popped_all.next_when(pop, popped_all.q + 1u32);
         returned_all.next_when(returned, returned_all.q + 1u32);
-        let left = commit[v].q - rd_after;
+        // Words left after this cycle's pop: the difference is taken before the pop, which
+        // only subtracts at the end.
+        let stored_now = commit[v].q - rd[v].q;
+        let left = stored_now - pop.zext(z.ba + 1);
         old.next_when(pop & old.q.any(), old.q - 1u32).next_when(l.hold, left);
         // Popped (with this cycle's pop) plus words left (commit − rd after the pop): the pop
         // cancels (a pop needs a word, so commit − rd ≥ 1 and nothing wraps), and the sum is
         // taken without it, so the merge behind the stream and the pop are not on its path.
-        let held = popped_all.q + (commit[v].q - rd[v].q).zext(16) - returned_all.q - returned.zext(16);
-        absorb.next_when(returned & absorbing, absorb.q - 1u32).next_when(l.hold, held);
+        let held = popped_all.q + stored_now.zext(16) - returned_all.q - returned.zext(16);
+        let absorb_after = (returned & absorbing).mux(absorb.q - 1u32, absorb.q);
+        absorb.next(l.hold.mux(held, absorb_after));
+        may_absorb.next(l.hold | absorb_after.any());
         freed.push(returned & !absorbing);
         let mut lanes: Vec<Sig> =
             mems.iter().enumerate().map(|(k, mem)| if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) }).collect();
@@ -226,7 +235,7 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         rd[v].next_when(pop, rd[v].q + 1u32);
         // The limit advertised: words released plus the buffer.
         let limit = d.reg(&format!("rx_credit_limit{v}"), 16, config.vc_buffer_words as u128);
-        limit.next_when(pop, limit.q + 1u32).next_when(l.hold, d.lit(config.vc_buffer_words as u128, 16) - left.zext(16));
+        limit.next_when(pop, limit.q + 1u32).next_when(l.hold, d.lit(config.vc_buffer_words as u128, 16) - stored_now.zext(16) + pop.zext(16));
         credit_limit.push(limit.q);
         popped.push(pop);
     }
