@@ -14,8 +14,9 @@ mod midg;
 mod netsim;
 
 /// The tables by name, each built from the JSON files in the bench folder.
-pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 27] = [
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 28] = [
     ("resources", resources),
+    ("timing", timing),
     ("link-goodput", link_goodput),
     ("link-latency", link_latency),
     ("router-zero-load", router_zero_load),
@@ -212,6 +213,32 @@ fn net(src: &Sources) -> Result<String, Error> {
     Ok(table(
         &format!("The generated nodes of `{}` in Verilator at {mhz} MHz. `weft bench net` (bench/net.json).", j["system"].as_str().unwrap_or("")),
         &["figure", "cycles / rate", "at the fabric clock"],
+        body,
+    ))
+}
+
+/// `weft bench timing`: each design's Fmax per placement seed and the median, beside the
+/// reference switch's median from the same run.
+fn timing(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "timing.json")?;
+    let designs = rows(&j);
+    let fmax = |s: &Value| if s["timing"].is_null() { "no route".to_string() } else { fixed(f(&s["timing"]["fmax_mhz"]), 1) };
+    let reference = designs.iter().find(|r| r["module"].as_str().is_some_and(|m| m.starts_with("axis_switch"))).map(|r| f(&r["median_fmax_mhz"]));
+    let body = designs
+        .iter()
+        .map(|r| {
+            let median = f(&r["median_fmax_mhz"]);
+            let ratio = reference.map_or("–".to_string(), |m| fixed(median / m, 2));
+            vec![format!("`{}`", r["module"].as_str().unwrap_or("")), rows(&r["seeds"]).iter().map(fmax).collect::<Vec<_>>().join(" / "), fixed(median, 1), ratio]
+        })
+        .collect();
+    let seeds: Vec<String> = designs.first().map(|r| rows(&r["seeds"]).iter().map(|s| int(&s["seed"])).collect()).unwrap_or_default();
+    Ok(table(
+        &format!(
+            "Post-route Fmax on a Lattice ECP5-85F (Yosys `synth_ecp5` + nextpnr-ecp5, out-of-context harness) per placement seed ({}) and the median, beside verilog-axis's `axis_switch` (5×5, 128-bit) placed and routed in the same run. `weft bench timing --reference <verilog-axis checkout> --only <modules> --seeds 3` (bench/timing.json).",
+            seeds.join(", ")
+        ),
+        &["module", "Fmax per seed, MHz", "median, MHz", "median / axis_switch median"],
         body,
     ))
 }
