@@ -37,7 +37,7 @@
 //! `packets_received`, `credit_words`, `tx_waits` (cycles a word waited for a channel).
 //! Latency: two cycles from `s_axis` to the channels, three from the channels to `m_axis`.
 
-use weft_hdl::netlist::{AxisShape, Design, Netlist, Sig, Source};
+use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 
 use crate::router::header::{field, last_keep};
 use crate::Error;
@@ -105,16 +105,7 @@ pub fn io_link(width: usize) -> Result<Netlist, Error> {
     for (k, space) in spaces.iter().enumerate() {
         let ready = d.later(1);
         let shape = channel_shape();
-        let part = Source(weft_hdl::netlist::Axis {
-            name: format!("tx_ch{k}_part"),
-            shape,
-            data: word.bits(CHANNEL_BITS * k, CHANNEL_BITS),
-            keep: None,
-            last: None,
-            user: None,
-            valid: fire,
-            ready: Some(ready),
-        });
+        let part = Source(Axis { name: format!("tx_ch{k}_part"), shape, data: word.bits(CHANNEL_BITS * k, CHANNEL_BITS), keep: None, last: None, user: None, valid: fire, ready: Some(ready) });
         let (out, _) = d.stream_fifo(&format!("tx_ch{k}_fifo"), TX_DEPTH, &part);
         space.define(ready);
         d.connect(&out, &d.axis_out(&format!("m_axis_ch{k}"), shape))?;
