@@ -83,8 +83,11 @@ fn deliver(which: usize) {
 /// packet to the X+ neighbour takes the cable and a few cycles, random packets of every size
 /// arrive exactly once, intact and in order, also while the cable leaving node 0 in X+ is
 /// pulled for a while (the channel's words wait; nothing is lost, as the board's link keeps
-/// them).
+/// them). Opt-in (`-- --ignored`): a third Verilator build beside the shipped tops' costs the
+/// default run minutes on two cores; the IO nodes run in the built-in simulator by default
+/// (`weft-sim`'s `io_nodes`).
 #[test]
+#[ignore]
 fn ring_520n_io_sim_delivers_through_a_pulled_cable() {
     use weft_ip::router::Direction;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
