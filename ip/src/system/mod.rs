@@ -2,6 +2,7 @@
 
 pub mod allreduce;
 pub mod channel;
+mod io_links;
 pub mod kernel_port;
 pub mod node;
 pub mod spec;

@@ -16,6 +16,7 @@ mod cables;
 mod clocks;
 mod exchange;
 mod faults;
+mod io_cables;
 pub mod mesh_app;
 mod ports;
 mod run;
@@ -32,9 +33,9 @@ use weft_ip::weft_hdl::netlist::eval::Evaluator;
 use weft_ip::weft_hdl::testbench::Rng;
 
 use crate::channel::{Channel, ChannelConfig};
-use crate::io_channel::{IoChannel, BUFFER_WORDS};
 use crate::link::{scalar, Device, NetlistDevice, Value, VerilatorDevice};
 use clocks::{ClockDrive, NodeClocks};
+use io_cables::IoCable;
 use ports::{LinkPorts, LocalPorts};
 
 pub use allreduce::{AllreduceRun, Batch};
@@ -83,18 +84,6 @@ struct Serial {
     rx: usize,
     lanes: usize,
     channel: Channel,
-}
-
-/// One direction of one IO channel between two nodes (`io_channels` links): the sender's
-/// `m_axis_<e>_ch<k>_*` into the receiver's `s_axis_<facing>_ch<k>_*` through the model.
-struct IoCable {
-    from: usize,
-    direction: Direction,
-    to: usize,
-    pulled: bool,
-    tx: [usize; 3],
-    rx: [usize; 3],
-    channel: IoChannel,
 }
 
 /// What the devices of a [`Torus`] are.
@@ -241,13 +230,8 @@ impl<D: Device> Torus<D> {
                 for e in Direction::ALL.into_iter().filter(|d| config.dims[d.dim] >= 2) {
                     let to = config.neighbour(n, e);
                     let facing = e.opposite();
-                    if devices[n].has_port(&format!("m_axis_{}_ch0_tdata", e.name())) {
-                        for k in 0..config.width / 256 {
-                            let [m, s] = [format!("m_axis_{}_ch{k}", e.name()), format!("s_axis_{}_ch{k}", facing.name())];
-                            let tx = ["tdata", "tvalid", "tready"].map(|p| devices[n].port(&format!("{m}_{p}")));
-                            let rx = ["tdata", "tvalid", "tready"].map(|p| devices[to].port(&format!("{s}_{p}")));
-                            ios.push(IoCable { from: n, direction: e, to, pulled: false, tx, rx, channel: IoChannel::new(latency, BUFFER_WORDS) });
-                        }
+                    if let Some(cables) = IoCable::between(&mut devices, &config, n, e, latency) {
+                        ios.extend(cables);
                         continue;
                     }
                     let tx = devices[n].port(&format!("{}_tx_serial", e.name()));
@@ -378,15 +362,7 @@ impl<D: Device> Torus<D> {
             self.devices[s.to].set(s.rx, &serial_value(&rx));
         }
         for c in &self.ios {
-            let from = &mut self.devices[c.from];
-            from.set(c.tx[2], &scalar(c.channel.ready() as u64));
-            let (word, valid) = match c.channel.head() {
-                Some(w) if !c.pulled => (*w, 1),
-                _ => (Value::default(), 0),
-            };
-            let to = &mut self.devices[c.to];
-            to.set(c.rx[0], &word);
-            to.set(c.rx[1], &scalar(valid));
+            c.drive(&mut self.devices);
         }
         if !self.serials.is_empty() || !self.ios.is_empty() {
             for d in self.devices.iter_mut() {
@@ -395,10 +371,7 @@ impl<D: Device> Torus<D> {
         }
         // IO channels: what moves at this edge (one clock for every node).
         for c in self.ios.iter_mut().filter(|c| active[c.from]) {
-            let from = &mut self.devices[c.from];
-            let sent = if c.channel.ready() && from.get(c.tx[1])[0] & 1 == 1 { Some(from.get(c.tx[0])) } else { None };
-            let taken = !c.pulled && c.channel.head().is_some() && self.devices[c.to].get(c.rx[2])[0] & 1 == 1;
-            c.channel.step(sent, taken);
+            c.step(&mut self.devices);
         }
     }
 
