@@ -1621,13 +1621,14 @@ wire accept_and_2;
 wire p0_vc0_stored_and;
 wire p0_vc0_landed_or;
 wire p0_vc0_landed_and;
+wire p0_vc0_landed_and_2;
+wire p0_vc0_landed_and_3;
+wire p0_vc0_landed_and_4;
 reg [29:0] p0_vc0_read0;
-wire [29:0] p0_vc0_read0_sel;
 reg [29:0] p0_vc0_head0;
 reg [29:0] p0_vc0_second0;
 reg [29:0] p0_vc0_third0;
 reg [127:0] p0_vc0_read1;
-wire [127:0] p0_vc0_read1_sel;
 reg [127:0] p0_vc0_third1;
 wire accept_and_3;
 wire [8:0] p0_vc0_wr_minus;
@@ -1695,8 +1696,9 @@ assign accept_and_2 = accept_or & (~p0_vc0_stored) & (~p0_vc0_pop_or);
 assign p0_vc0_stored_and = p0_vc0_stored & (~p0_vc0_pop_or);
 assign p0_vc0_landed_or = p0_vc0_landed | accept_and_2;
 assign p0_vc0_landed_and = p0_vc0_landed & accept_and_2;
-assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat;
-assign p0_vc0_read1_sel = p0_vc0_landed ? p0_vc0_read1 : here_z_sel;
+assign p0_vc0_landed_and_2 = p0_vc0_landed & (~(p0_vc0_pop & p0_vc0_second_valid));
+assign p0_vc0_landed_and_3 = p0_vc0_landed & p0_vc0_second_valid_sel & (~(p0_vc0_pop & p0_vc0_third_valid));
+assign p0_vc0_landed_and_4 = p0_vc0_landed & p0_vc0_third_valid_sel;
 assign accept_and_3 = accept_or & (~accept_and_2);
 assign p0_vc0_wr_minus = p0_vc0_wr - p0_vc0_rd;
 assign p0_vc0_head0_last = p0_vc0_head0[0];
@@ -1735,13 +1737,13 @@ always @(posedge clk) begin
     if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or) |
     (p0_vc0_second_valid_sel & p0_vc0_landed_and);
     if (p0_vc0_stored_and) p0_vc0_read0 <= p0_vc0_mem0[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second0 : p0_vc0_read0_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat : p0_vc0_read0_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat;
+    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head0 <= p0_vc0_landed_and_2 ? p0_vc0_read0 : ((p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second0 : drop_cat);
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= p0_vc0_landed_and_3 ? p0_vc0_read0 : ((p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : drop_cat);
+    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_landed_and_4 ? p0_vc0_read0 : drop_cat;
     if (p0_vc0_stored_and) p0_vc0_read1 <= p0_vc0_mem1[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head1 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second1 : p0_vc0_read1_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
+    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head1 <= p0_vc0_landed_and_2 ? p0_vc0_read1 : ((p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second1 : here_z_sel);
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= p0_vc0_landed_and_3 ? p0_vc0_read1 : ((p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : here_z_sel);
+    if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_landed_and_4 ? p0_vc0_read1 : here_z_sel;
     if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
     if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat;
     if (accept_or & (~accept_and_2)) p0_vc0_mem1[p0_vc0_wr[7:0]] <= here_z_sel;
@@ -1906,13 +1908,14 @@ wire accept_and_2;
 wire p1_vc0_stored_and;
 wire p1_vc0_landed_or;
 wire p1_vc0_landed_and;
+wire p1_vc0_landed_and_2;
+wire p1_vc0_landed_and_3;
+wire p1_vc0_landed_and_4;
 reg [29:0] p1_vc0_read0;
-wire [29:0] p1_vc0_read0_sel;
 reg [29:0] p1_vc0_head0;
 reg [29:0] p1_vc0_second0;
 reg [29:0] p1_vc0_third0;
 reg [127:0] p1_vc0_read1;
-wire [127:0] p1_vc0_read1_sel;
 reg [127:0] p1_vc0_third1;
 wire accept_and_3;
 wire [8:0] p1_vc0_wr_minus;
@@ -1980,8 +1983,9 @@ assign accept_and_2 = accept_or & (~p1_vc0_stored) & (~p1_vc0_pop_or);
 assign p1_vc0_stored_and = p1_vc0_stored & (~p1_vc0_pop_or);
 assign p1_vc0_landed_or = p1_vc0_landed | accept_and_2;
 assign p1_vc0_landed_and = p1_vc0_landed & accept_and_2;
-assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat;
-assign p1_vc0_read1_sel = p1_vc0_landed ? p1_vc0_read1 : here_z_sel;
+assign p1_vc0_landed_and_2 = p1_vc0_landed & (~(p1_vc0_pop & p1_vc0_second_valid));
+assign p1_vc0_landed_and_3 = p1_vc0_landed & p1_vc0_second_valid_sel & (~(p1_vc0_pop & p1_vc0_third_valid));
+assign p1_vc0_landed_and_4 = p1_vc0_landed & p1_vc0_third_valid_sel;
 assign accept_and_3 = accept_or & (~accept_and_2);
 assign p1_vc0_wr_minus = p1_vc0_wr - p1_vc0_rd;
 assign p1_vc0_head0_last = p1_vc0_head0[0];
@@ -2020,13 +2024,13 @@ always @(posedge clk) begin
     if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or) |
     (p1_vc0_second_valid_sel & p1_vc0_landed_and);
     if (p1_vc0_stored_and) p1_vc0_read0 <= p1_vc0_mem0[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second0 : p1_vc0_read0_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat : p1_vc0_read0_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat;
+    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head0 <= p1_vc0_landed_and_2 ? p1_vc0_read0 : ((p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second0 : drop_cat);
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= p1_vc0_landed_and_3 ? p1_vc0_read0 : ((p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : drop_cat);
+    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_landed_and_4 ? p1_vc0_read0 : drop_cat;
     if (p1_vc0_stored_and) p1_vc0_read1 <= p1_vc0_mem1[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head1 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second1 : p1_vc0_read1_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel : p1_vc0_read1_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel;
+    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head1 <= p1_vc0_landed_and_2 ? p1_vc0_read1 : ((p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second1 : here_z_sel);
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1 <= p1_vc0_landed_and_3 ? p1_vc0_read1 : ((p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : here_z_sel);
+    if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_landed_and_4 ? p1_vc0_read1 : here_z_sel;
     if (rst) p1_space <= 1'h1; else p1_space <= accept_or ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
     if (accept_or & (~accept_and_2)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat;
     if (accept_or & (~accept_and_2)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel;
@@ -2217,13 +2221,14 @@ wire s_axis_xp_tvalid_and_3;
 wire xp_vc0_stored_and;
 wire xp_vc0_landed_or;
 wire xp_vc0_landed_and;
+wire xp_vc0_landed_and_2;
+wire xp_vc0_landed_and_3;
+wire xp_vc0_landed_and_4;
 reg [29:0] xp_vc0_read0;
-wire [29:0] xp_vc0_read0_sel;
 reg [29:0] xp_vc0_head0;
 reg [29:0] xp_vc0_second0;
 reg [29:0] xp_vc0_third0;
 reg [127:0] xp_vc0_read1;
-wire [127:0] xp_vc0_read1_sel;
 reg [127:0] xp_vc0_third1;
 wire s_axis_xp_tvalid_and_4;
 // input xp vc 0: a corrected header routed again
@@ -2259,13 +2264,14 @@ wire s_axis_xp_tvalid_and_6;
 wire xp_vc1_stored_and;
 wire xp_vc1_landed_or;
 wire xp_vc1_landed_and;
+wire xp_vc1_landed_and_2;
+wire xp_vc1_landed_and_3;
+wire xp_vc1_landed_and_4;
 reg [29:0] xp_vc1_read0;
-wire [29:0] xp_vc1_read0_sel;
 reg [29:0] xp_vc1_head0;
 reg [29:0] xp_vc1_second0;
 reg [29:0] xp_vc1_third0;
 reg [127:0] xp_vc1_read1;
-wire [127:0] xp_vc1_read1_sel;
 reg [127:0] xp_vc1_third1;
 wire s_axis_xp_tvalid_and_7;
 // input xp vc 1: a corrected header routed again
@@ -2380,8 +2386,9 @@ assign s_axis_xp_tvalid_and_3 = s_axis_xp_tvalid_and_2 & (~xp_vc0_stored) & (~xp
 assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
 assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
 assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
-assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat;
-assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel;
+assign xp_vc0_landed_and_2 = xp_vc0_landed & (~(xp_vc0_pop & xp_vc0_second_valid));
+assign xp_vc0_landed_and_3 = xp_vc0_landed & xp_vc0_second_valid_sel & (~(xp_vc0_pop & xp_vc0_third_valid));
+assign xp_vc0_landed_and_4 = xp_vc0_landed & xp_vc0_third_valid_sel;
 assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
 assign xp_vc0_head0_last = xp_vc0_head0[0];
 assign xp_vc0_head0_keep = xp_vc0_head0[16:1];
@@ -2436,8 +2443,9 @@ assign s_axis_xp_tvalid_and_6 = s_axis_xp_tvalid_and_5 & (~xp_vc1_stored) & (~xp
 assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
 assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
 assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
-assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat;
-assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel;
+assign xp_vc1_landed_and_2 = xp_vc1_landed & (~(xp_vc1_pop & xp_vc1_second_valid));
+assign xp_vc1_landed_and_3 = xp_vc1_landed & xp_vc1_second_valid_sel & (~(xp_vc1_pop & xp_vc1_third_valid));
+assign xp_vc1_landed_and_4 = xp_vc1_landed & xp_vc1_third_valid_sel;
 assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
 assign xp_vc1_head0_last = xp_vc1_head0[0];
 assign xp_vc1_head0_keep = xp_vc1_head0[16:1];
@@ -2501,13 +2509,13 @@ always @(posedge clk) begin
     if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or) |
     (xp_vc0_second_valid_sel & xp_vc0_landed_and);
     if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
-    if (xp_vc0_pop | (~xp_vc0_valid) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? route_vc_cat : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_vc0_read0_sel);
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat : xp_vc0_read0_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat;
+    if (xp_vc0_pop | (~xp_vc0_valid) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? route_vc_cat : (xp_vc0_landed_and_2 ? xp_vc0_read0 : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_expect_head_cat));
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= xp_vc0_landed_and_3 ? xp_vc0_read0 : ((xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : xp_expect_head_cat);
+    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_landed_and_4 ? xp_vc0_read0 : xp_expect_head_cat;
     if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
-    if (xp_vc0_pop | (~xp_vc0_valid)) xp_vc0_head1 <= (xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second1 : xp_vc0_read1_sel;
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel : xp_vc0_read1_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel;
+    if (xp_vc0_pop | (~xp_vc0_valid)) xp_vc0_head1 <= xp_vc0_landed_and_2 ? xp_vc0_read1 : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second1 : s_axis_xp_tdata_sel);
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= xp_vc0_landed_and_3 ? xp_vc0_read1 : ((xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : s_axis_xp_tdata_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_landed_and_4 ? xp_vc0_read1 : s_axis_xp_tdata_sel;
     if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
     if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
     if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
@@ -2517,13 +2525,13 @@ always @(posedge clk) begin
     if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or) |
     (xp_vc1_second_valid_sel & xp_vc1_landed_and);
     if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
-    if (xp_vc1_pop | (~xp_vc1_valid) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? route_vc_cat_2 : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_vc1_read0_sel);
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat : xp_vc1_read0_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat;
+    if (xp_vc1_pop | (~xp_vc1_valid) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? route_vc_cat_2 : (xp_vc1_landed_and_2 ? xp_vc1_read0 : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_expect_head_cat));
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= xp_vc1_landed_and_3 ? xp_vc1_read0 : ((xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : xp_expect_head_cat);
+    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_landed_and_4 ? xp_vc1_read0 : xp_expect_head_cat;
     if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
-    if (xp_vc1_pop | (~xp_vc1_valid)) xp_vc1_head1 <= (xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second1 : xp_vc1_read1_sel;
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel : xp_vc1_read1_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel;
+    if (xp_vc1_pop | (~xp_vc1_valid)) xp_vc1_head1 <= xp_vc1_landed_and_2 ? xp_vc1_read1 : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second1 : s_axis_xp_tdata_sel);
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= xp_vc1_landed_and_3 ? xp_vc1_read1 : ((xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : s_axis_xp_tdata_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_landed_and_4 ? xp_vc1_read1 : s_axis_xp_tdata_sel;
     if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat;
     if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel;
     if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat;
@@ -2714,13 +2722,14 @@ wire s_axis_yp_tvalid_and_3;
 wire yp_vc0_stored_and;
 wire yp_vc0_landed_or;
 wire yp_vc0_landed_and;
+wire yp_vc0_landed_and_2;
+wire yp_vc0_landed_and_3;
+wire yp_vc0_landed_and_4;
 reg [29:0] yp_vc0_read0;
-wire [29:0] yp_vc0_read0_sel;
 reg [29:0] yp_vc0_head0;
 reg [29:0] yp_vc0_second0;
 reg [29:0] yp_vc0_third0;
 reg [127:0] yp_vc0_read1;
-wire [127:0] yp_vc0_read1_sel;
 reg [127:0] yp_vc0_third1;
 wire s_axis_yp_tvalid_and_4;
 // input yp vc 0: a corrected header routed again
@@ -2756,13 +2765,14 @@ wire s_axis_yp_tvalid_and_6;
 wire yp_vc1_stored_and;
 wire yp_vc1_landed_or;
 wire yp_vc1_landed_and;
+wire yp_vc1_landed_and_2;
+wire yp_vc1_landed_and_3;
+wire yp_vc1_landed_and_4;
 reg [29:0] yp_vc1_read0;
-wire [29:0] yp_vc1_read0_sel;
 reg [29:0] yp_vc1_head0;
 reg [29:0] yp_vc1_second0;
 reg [29:0] yp_vc1_third0;
 reg [127:0] yp_vc1_read1;
-wire [127:0] yp_vc1_read1_sel;
 reg [127:0] yp_vc1_third1;
 wire s_axis_yp_tvalid_and_7;
 // input yp vc 1: a corrected header routed again
@@ -2876,8 +2886,9 @@ assign s_axis_yp_tvalid_and_3 = s_axis_yp_tvalid_and_2 & (~yp_vc0_stored) & (~yp
 assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
 assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
 assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
-assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat;
-assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel;
+assign yp_vc0_landed_and_2 = yp_vc0_landed & (~(yp_vc0_pop & yp_vc0_second_valid));
+assign yp_vc0_landed_and_3 = yp_vc0_landed & yp_vc0_second_valid_sel & (~(yp_vc0_pop & yp_vc0_third_valid));
+assign yp_vc0_landed_and_4 = yp_vc0_landed & yp_vc0_third_valid_sel;
 assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
 assign yp_vc0_head0_last = yp_vc0_head0[0];
 assign yp_vc0_head0_keep = yp_vc0_head0[16:1];
@@ -2932,8 +2943,9 @@ assign s_axis_yp_tvalid_and_6 = s_axis_yp_tvalid_and_5 & (~yp_vc1_stored) & (~yp
 assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
 assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
 assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
-assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat;
-assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel;
+assign yp_vc1_landed_and_2 = yp_vc1_landed & (~(yp_vc1_pop & yp_vc1_second_valid));
+assign yp_vc1_landed_and_3 = yp_vc1_landed & yp_vc1_second_valid_sel & (~(yp_vc1_pop & yp_vc1_third_valid));
+assign yp_vc1_landed_and_4 = yp_vc1_landed & yp_vc1_third_valid_sel;
 assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
 assign yp_vc1_head0_last = yp_vc1_head0[0];
 assign yp_vc1_head0_keep = yp_vc1_head0[16:1];
@@ -2996,13 +3008,13 @@ always @(posedge clk) begin
     if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or) |
     (yp_vc0_second_valid_sel & yp_vc0_landed_and);
     if (yp_vc0_stored_and) yp_vc0_read0 <= yp_vc0_mem0[yp_vc0_rd[7:0]];
-    if (yp_vc0_pop | (~yp_vc0_valid) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? route_vc_cat : ((yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second0 : yp_vc0_read0_sel);
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat : yp_vc0_read0_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat;
+    if (yp_vc0_pop | (~yp_vc0_valid) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? route_vc_cat : (yp_vc0_landed_and_2 ? yp_vc0_read0 : ((yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second0 : yp_expect_head_cat));
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= yp_vc0_landed_and_3 ? yp_vc0_read0 : ((yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : yp_expect_head_cat);
+    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_landed_and_4 ? yp_vc0_read0 : yp_expect_head_cat;
     if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
-    if (yp_vc0_pop | (~yp_vc0_valid)) yp_vc0_head1 <= (yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second1 : yp_vc0_read1_sel;
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel : yp_vc0_read1_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel;
+    if (yp_vc0_pop | (~yp_vc0_valid)) yp_vc0_head1 <= yp_vc0_landed_and_2 ? yp_vc0_read1 : ((yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second1 : s_axis_yp_tdata_sel);
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= yp_vc0_landed_and_3 ? yp_vc0_read1 : ((yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : s_axis_yp_tdata_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_landed_and_4 ? yp_vc0_read1 : s_axis_yp_tdata_sel;
     if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
     if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
     if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
@@ -3012,13 +3024,13 @@ always @(posedge clk) begin
     if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or) |
     (yp_vc1_second_valid_sel & yp_vc1_landed_and);
     if (yp_vc1_stored_and) yp_vc1_read0 <= yp_vc1_mem0[yp_vc1_rd[7:0]];
-    if (yp_vc1_pop | (~yp_vc1_valid) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? route_vc_cat_2 : ((yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second0 : yp_vc1_read0_sel);
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat : yp_vc1_read0_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat;
+    if (yp_vc1_pop | (~yp_vc1_valid) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? route_vc_cat_2 : (yp_vc1_landed_and_2 ? yp_vc1_read0 : ((yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second0 : yp_expect_head_cat));
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= yp_vc1_landed_and_3 ? yp_vc1_read0 : ((yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : yp_expect_head_cat);
+    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_landed_and_4 ? yp_vc1_read0 : yp_expect_head_cat;
     if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
-    if (yp_vc1_pop | (~yp_vc1_valid)) yp_vc1_head1 <= (yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second1 : yp_vc1_read1_sel;
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel : yp_vc1_read1_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel;
+    if (yp_vc1_pop | (~yp_vc1_valid)) yp_vc1_head1 <= yp_vc1_landed_and_2 ? yp_vc1_read1 : ((yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second1 : s_axis_yp_tdata_sel);
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= yp_vc1_landed_and_3 ? yp_vc1_read1 : ((yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : s_axis_yp_tdata_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_landed_and_4 ? yp_vc1_read1 : s_axis_yp_tdata_sel;
     if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat;
     if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel;
     if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat;
@@ -3209,13 +3221,14 @@ wire s_axis_zp_tvalid_and_3;
 wire zp_vc0_stored_and;
 wire zp_vc0_landed_or;
 wire zp_vc0_landed_and;
+wire zp_vc0_landed_and_2;
+wire zp_vc0_landed_and_3;
+wire zp_vc0_landed_and_4;
 reg [29:0] zp_vc0_read0;
-wire [29:0] zp_vc0_read0_sel;
 reg [29:0] zp_vc0_head0;
 reg [29:0] zp_vc0_second0;
 reg [29:0] zp_vc0_third0;
 reg [127:0] zp_vc0_read1;
-wire [127:0] zp_vc0_read1_sel;
 reg [127:0] zp_vc0_third1;
 wire s_axis_zp_tvalid_and_4;
 // input zp vc 0: a corrected header routed again
@@ -3251,13 +3264,14 @@ wire s_axis_zp_tvalid_and_6;
 wire zp_vc1_stored_and;
 wire zp_vc1_landed_or;
 wire zp_vc1_landed_and;
+wire zp_vc1_landed_and_2;
+wire zp_vc1_landed_and_3;
+wire zp_vc1_landed_and_4;
 reg [29:0] zp_vc1_read0;
-wire [29:0] zp_vc1_read0_sel;
 reg [29:0] zp_vc1_head0;
 reg [29:0] zp_vc1_second0;
 reg [29:0] zp_vc1_third0;
 reg [127:0] zp_vc1_read1;
-wire [127:0] zp_vc1_read1_sel;
 reg [127:0] zp_vc1_third1;
 wire s_axis_zp_tvalid_and_7;
 // input zp vc 1: a corrected header routed again
@@ -3371,8 +3385,9 @@ assign s_axis_zp_tvalid_and_3 = s_axis_zp_tvalid_and_2 & (~zp_vc0_stored) & (~zp
 assign zp_vc0_stored_and = zp_vc0_stored & (~zp_vc0_pop_or);
 assign zp_vc0_landed_or = zp_vc0_landed | s_axis_zp_tvalid_and_3;
 assign zp_vc0_landed_and = zp_vc0_landed & s_axis_zp_tvalid_and_3;
-assign zp_vc0_read0_sel = zp_vc0_landed ? zp_vc0_read0 : zp_expect_head_cat;
-assign zp_vc0_read1_sel = zp_vc0_landed ? zp_vc0_read1 : s_axis_zp_tdata_sel;
+assign zp_vc0_landed_and_2 = zp_vc0_landed & (~(zp_vc0_pop & zp_vc0_second_valid));
+assign zp_vc0_landed_and_3 = zp_vc0_landed & zp_vc0_second_valid_sel & (~(zp_vc0_pop & zp_vc0_third_valid));
+assign zp_vc0_landed_and_4 = zp_vc0_landed & zp_vc0_third_valid_sel;
 assign s_axis_zp_tvalid_and_4 = s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3);
 assign zp_vc0_head0_last = zp_vc0_head0[0];
 assign zp_vc0_head0_keep = zp_vc0_head0[16:1];
@@ -3427,8 +3442,9 @@ assign s_axis_zp_tvalid_and_6 = s_axis_zp_tvalid_and_5 & (~zp_vc1_stored) & (~zp
 assign zp_vc1_stored_and = zp_vc1_stored & (~zp_vc1_pop_or);
 assign zp_vc1_landed_or = zp_vc1_landed | s_axis_zp_tvalid_and_6;
 assign zp_vc1_landed_and = zp_vc1_landed & s_axis_zp_tvalid_and_6;
-assign zp_vc1_read0_sel = zp_vc1_landed ? zp_vc1_read0 : zp_expect_head_cat;
-assign zp_vc1_read1_sel = zp_vc1_landed ? zp_vc1_read1 : s_axis_zp_tdata_sel;
+assign zp_vc1_landed_and_2 = zp_vc1_landed & (~(zp_vc1_pop & zp_vc1_second_valid));
+assign zp_vc1_landed_and_3 = zp_vc1_landed & zp_vc1_second_valid_sel & (~(zp_vc1_pop & zp_vc1_third_valid));
+assign zp_vc1_landed_and_4 = zp_vc1_landed & zp_vc1_third_valid_sel;
 assign s_axis_zp_tvalid_and_7 = s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6);
 assign zp_vc1_head0_last = zp_vc1_head0[0];
 assign zp_vc1_head0_keep = zp_vc1_head0[16:1];
@@ -3491,13 +3507,13 @@ always @(posedge clk) begin
     if (rst) zp_vc0_third_valid <= 1'h0; else zp_vc0_third_valid <= zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed_or) |
     (zp_vc0_second_valid_sel & zp_vc0_landed_and);
     if (zp_vc0_stored_and) zp_vc0_read0 <= zp_vc0_mem0[zp_vc0_rd[7:0]];
-    if (zp_vc0_pop | (~zp_vc0_valid) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? route_vc_cat : ((zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second0 : zp_vc0_read0_sel);
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? zp_expect_head_cat : zp_vc0_read0_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_third_valid_sel ? zp_vc0_read0_sel : zp_expect_head_cat;
+    if (zp_vc0_pop | (~zp_vc0_valid) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? route_vc_cat : (zp_vc0_landed_and_2 ? zp_vc0_read0 : ((zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second0 : zp_expect_head_cat));
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= zp_vc0_landed_and_3 ? zp_vc0_read0 : ((zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : zp_expect_head_cat);
+    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_landed_and_4 ? zp_vc0_read0 : zp_expect_head_cat;
     if (zp_vc0_stored_and) zp_vc0_read1 <= zp_vc0_mem1[zp_vc0_rd[7:0]];
-    if (zp_vc0_pop | (~zp_vc0_valid)) zp_vc0_head1 <= (zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second1 : zp_vc0_read1_sel;
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? s_axis_zp_tdata_sel : zp_vc0_read1_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_third_valid_sel ? zp_vc0_read1_sel : s_axis_zp_tdata_sel;
+    if (zp_vc0_pop | (~zp_vc0_valid)) zp_vc0_head1 <= zp_vc0_landed_and_2 ? zp_vc0_read1 : ((zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second1 : s_axis_zp_tdata_sel);
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1 <= zp_vc0_landed_and_3 ? zp_vc0_read1 : ((zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : s_axis_zp_tdata_sel);
+    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_landed_and_4 ? zp_vc0_read1 : s_axis_zp_tdata_sel;
     if (rst) zp_vc1_wr <= 9'h0; else zp_vc1_wr <= zp_vc1_wr + ({8'h0, s_axis_zp_tvalid_and_7});
     if (rst) zp_vc1_rd <= 9'h0; else zp_vc1_rd <= zp_vc1_rd + ({8'h0, zp_vc1_stored_and});
     if (rst) zp_vc1_stored <= 1'h0; else zp_vc1_stored <= s_axis_zp_tvalid_and_7 | (zp_vc1_stored & (~(zp_vc1_stored_and & ((zp_vc1_wr - zp_vc1_rd) == 9'h1))));
@@ -3507,13 +3523,13 @@ always @(posedge clk) begin
     if (rst) zp_vc1_third_valid <= 1'h0; else zp_vc1_third_valid <= zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed_or) |
     (zp_vc1_second_valid_sel & zp_vc1_landed_and);
     if (zp_vc1_stored_and) zp_vc1_read0 <= zp_vc1_mem0[zp_vc1_rd[7:0]];
-    if (zp_vc1_pop | (~zp_vc1_valid) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? route_vc_cat_2 : ((zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second0 : zp_vc1_read0_sel);
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? zp_expect_head_cat : zp_vc1_read0_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_third_valid_sel ? zp_vc1_read0_sel : zp_expect_head_cat;
+    if (zp_vc1_pop | (~zp_vc1_valid) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? route_vc_cat_2 : (zp_vc1_landed_and_2 ? zp_vc1_read0 : ((zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second0 : zp_expect_head_cat));
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= zp_vc1_landed_and_3 ? zp_vc1_read0 : ((zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : zp_expect_head_cat);
+    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_landed_and_4 ? zp_vc1_read0 : zp_expect_head_cat;
     if (zp_vc1_stored_and) zp_vc1_read1 <= zp_vc1_mem1[zp_vc1_rd[7:0]];
-    if (zp_vc1_pop | (~zp_vc1_valid)) zp_vc1_head1 <= (zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second1 : zp_vc1_read1_sel;
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? s_axis_zp_tdata_sel : zp_vc1_read1_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_third_valid_sel ? zp_vc1_read1_sel : s_axis_zp_tdata_sel;
+    if (zp_vc1_pop | (~zp_vc1_valid)) zp_vc1_head1 <= zp_vc1_landed_and_2 ? zp_vc1_read1 : ((zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second1 : s_axis_zp_tdata_sel);
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1 <= zp_vc1_landed_and_3 ? zp_vc1_read1 : ((zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : s_axis_zp_tdata_sel);
+    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_landed_and_4 ? zp_vc1_read1 : s_axis_zp_tdata_sel;
     if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem0[zp_vc0_wr[7:0]] <= zp_expect_head_cat;
     if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem1[zp_vc0_wr[7:0]] <= s_axis_zp_tdata_sel;
     if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem0[zp_vc1_wr[7:0]] <= zp_expect_head_cat;
@@ -4978,11 +4994,19 @@ wire [2:0] p0_vc0_head0_out_sel;
 wire p0_vc0_head0_ovc_sel;
 wire p0_vc0_head0_drop_sel;
 wire [6:0] p0_vc0_head0_flits_sel;
+wire [9:0] p0_vc0_second1_sel;
 wire [119:0] p0_vc0_second1_cat;
-wire [6:0] p0_vc0_second1_cat_2;
+wire [119:0] p0_vc0_second1_cat_2;
+wire [6:0] p0_vc0_second1_cat_3;
+wire [6:0] p0_vc0_second1_cat_4;
+wire [7:0] p0_vc0_second1_xor;
+wire [9:0] p0_vc0_head1_sel;
 wire [119:0] p0_vc0_head1_cat;
-wire [6:0] p0_vc0_head1_cat_2;
-wire [127:0] p0_vc0_second1_sel;
+wire [119:0] p0_vc0_head1_cat_2;
+wire [6:0] p0_vc0_head1_cat_3;
+wire [6:0] p0_vc0_head1_cat_4;
+wire [7:0] p0_vc0_head1_xor;
+wire [127:0] p0_vc0_second1_sel_2;
 reg p0_vc0_start;
 wire p0_vc0_valid_and;
 reg [2:0] p0_cur_out;
@@ -5004,11 +5028,19 @@ wire [2:0] p1_vc0_head0_out_sel;
 wire p1_vc0_head0_ovc_sel;
 wire p1_vc0_head0_drop_sel;
 wire [6:0] p1_vc0_head0_flits_sel;
+wire [9:0] p1_vc0_second1_sel;
 wire [119:0] p1_vc0_second1_cat;
-wire [6:0] p1_vc0_second1_cat_2;
+wire [119:0] p1_vc0_second1_cat_2;
+wire [6:0] p1_vc0_second1_cat_3;
+wire [6:0] p1_vc0_second1_cat_4;
+wire [7:0] p1_vc0_second1_xor;
+wire [9:0] p1_vc0_head1_sel;
 wire [119:0] p1_vc0_head1_cat;
-wire [6:0] p1_vc0_head1_cat_2;
-wire [127:0] p1_vc0_second1_sel;
+wire [119:0] p1_vc0_head1_cat_2;
+wire [6:0] p1_vc0_head1_cat_3;
+wire [6:0] p1_vc0_head1_cat_4;
+wire [7:0] p1_vc0_head1_xor;
+wire [127:0] p1_vc0_second1_sel_2;
 reg p1_vc0_start;
 wire p1_vc0_valid_and;
 reg [2:0] p1_cur_out;
@@ -5030,21 +5062,37 @@ wire xp_vc0_head0_last_sel;
 wire [2:0] xp_vc0_head0_out_sel;
 wire xp_vc0_head0_ovc_sel;
 wire xp_vc0_head0_drop_sel;
+wire [9:0] xp_vc0_second1_sel;
 wire [119:0] xp_vc0_second1_cat;
-wire [6:0] xp_vc0_second1_cat_2;
+wire [119:0] xp_vc0_second1_cat_2;
+wire [6:0] xp_vc0_second1_cat_3;
+wire [6:0] xp_vc0_second1_cat_4;
+wire [7:0] xp_vc0_second1_xor;
+wire [9:0] xp_vc0_head1_sel;
 wire [119:0] xp_vc0_head1_cat;
-wire [6:0] xp_vc0_head1_cat_2;
-wire [127:0] xp_vc0_second1_sel;
+wire [119:0] xp_vc0_head1_cat_2;
+wire [6:0] xp_vc0_head1_cat_3;
+wire [6:0] xp_vc0_head1_cat_4;
+wire [7:0] xp_vc0_head1_xor;
+wire [127:0] xp_vc0_second1_sel_2;
 wire xp_vc1_valid_sel;
 wire xp_vc1_head0_last_sel;
 wire [2:0] xp_vc1_head0_out_sel;
 wire xp_vc1_head0_ovc_sel;
 wire xp_vc1_head0_drop_sel;
+wire [9:0] xp_vc1_second1_sel;
 wire [119:0] xp_vc1_second1_cat;
-wire [6:0] xp_vc1_second1_cat_2;
+wire [119:0] xp_vc1_second1_cat_2;
+wire [6:0] xp_vc1_second1_cat_3;
+wire [6:0] xp_vc1_second1_cat_4;
+wire [7:0] xp_vc1_second1_xor;
+wire [9:0] xp_vc1_head1_sel;
 wire [119:0] xp_vc1_head1_cat;
-wire [6:0] xp_vc1_head1_cat_2;
-wire [127:0] xp_vc1_second1_sel;
+wire [119:0] xp_vc1_head1_cat_2;
+wire [6:0] xp_vc1_head1_cat_3;
+wire [6:0] xp_vc1_head1_cat_4;
+wire [7:0] xp_vc1_head1_xor;
+wire [127:0] xp_vc1_second1_sel_2;
 reg xp_vc0_start;
 reg xp_vc1_start;
 wire xp_vc0_valid_and;
@@ -5078,21 +5126,37 @@ wire yp_vc0_head0_last_sel;
 wire [2:0] yp_vc0_head0_out_sel;
 wire yp_vc0_head0_ovc_sel;
 wire yp_vc0_head0_drop_sel;
+wire [9:0] yp_vc0_second1_sel;
 wire [119:0] yp_vc0_second1_cat;
-wire [6:0] yp_vc0_second1_cat_2;
+wire [119:0] yp_vc0_second1_cat_2;
+wire [6:0] yp_vc0_second1_cat_3;
+wire [6:0] yp_vc0_second1_cat_4;
+wire [7:0] yp_vc0_second1_xor;
+wire [9:0] yp_vc0_head1_sel;
 wire [119:0] yp_vc0_head1_cat;
-wire [6:0] yp_vc0_head1_cat_2;
-wire [127:0] yp_vc0_second1_sel;
+wire [119:0] yp_vc0_head1_cat_2;
+wire [6:0] yp_vc0_head1_cat_3;
+wire [6:0] yp_vc0_head1_cat_4;
+wire [7:0] yp_vc0_head1_xor;
+wire [127:0] yp_vc0_second1_sel_2;
 wire yp_vc1_valid_sel;
 wire yp_vc1_head0_last_sel;
 wire [2:0] yp_vc1_head0_out_sel;
 wire yp_vc1_head0_ovc_sel;
 wire yp_vc1_head0_drop_sel;
+wire [9:0] yp_vc1_second1_sel;
 wire [119:0] yp_vc1_second1_cat;
-wire [6:0] yp_vc1_second1_cat_2;
+wire [119:0] yp_vc1_second1_cat_2;
+wire [6:0] yp_vc1_second1_cat_3;
+wire [6:0] yp_vc1_second1_cat_4;
+wire [7:0] yp_vc1_second1_xor;
+wire [9:0] yp_vc1_head1_sel;
 wire [119:0] yp_vc1_head1_cat;
-wire [6:0] yp_vc1_head1_cat_2;
-wire [127:0] yp_vc1_second1_sel;
+wire [119:0] yp_vc1_head1_cat_2;
+wire [6:0] yp_vc1_head1_cat_3;
+wire [6:0] yp_vc1_head1_cat_4;
+wire [7:0] yp_vc1_head1_xor;
+wire [127:0] yp_vc1_second1_sel_2;
 reg yp_vc0_start;
 reg yp_vc1_start;
 wire yp_vc0_valid_and;
@@ -5126,21 +5190,37 @@ wire zp_vc0_head0_last_sel;
 wire [2:0] zp_vc0_head0_out_sel;
 wire zp_vc0_head0_ovc_sel;
 wire zp_vc0_head0_drop_sel;
+wire [9:0] zp_vc0_second1_sel;
 wire [119:0] zp_vc0_second1_cat;
-wire [6:0] zp_vc0_second1_cat_2;
+wire [119:0] zp_vc0_second1_cat_2;
+wire [6:0] zp_vc0_second1_cat_3;
+wire [6:0] zp_vc0_second1_cat_4;
+wire [7:0] zp_vc0_second1_xor;
+wire [9:0] zp_vc0_head1_sel;
 wire [119:0] zp_vc0_head1_cat;
-wire [6:0] zp_vc0_head1_cat_2;
-wire [127:0] zp_vc0_second1_sel;
+wire [119:0] zp_vc0_head1_cat_2;
+wire [6:0] zp_vc0_head1_cat_3;
+wire [6:0] zp_vc0_head1_cat_4;
+wire [7:0] zp_vc0_head1_xor;
+wire [127:0] zp_vc0_second1_sel_2;
 wire zp_vc1_valid_sel;
 wire zp_vc1_head0_last_sel;
 wire [2:0] zp_vc1_head0_out_sel;
 wire zp_vc1_head0_ovc_sel;
 wire zp_vc1_head0_drop_sel;
+wire [9:0] zp_vc1_second1_sel;
 wire [119:0] zp_vc1_second1_cat;
-wire [6:0] zp_vc1_second1_cat_2;
+wire [119:0] zp_vc1_second1_cat_2;
+wire [6:0] zp_vc1_second1_cat_3;
+wire [6:0] zp_vc1_second1_cat_4;
+wire [7:0] zp_vc1_second1_xor;
+wire [9:0] zp_vc1_head1_sel;
 wire [119:0] zp_vc1_head1_cat;
-wire [6:0] zp_vc1_head1_cat_2;
-wire [127:0] zp_vc1_second1_sel;
+wire [119:0] zp_vc1_head1_cat_2;
+wire [6:0] zp_vc1_head1_cat_3;
+wire [6:0] zp_vc1_head1_cat_4;
+wire [7:0] zp_vc1_head1_xor;
+wire [127:0] zp_vc1_second1_sel_2;
 reg zp_vc0_start;
 reg zp_vc1_start;
 wire zp_vc0_valid_and;
@@ -5362,27 +5442,45 @@ assign p0_vc0_head0_out_sel = p0_vc0_stay ? p0_vc0_head0_out : p0_vc0_second0_ou
 assign p0_vc0_head0_ovc_sel = p0_vc0_stay ? p0_vc0_head0_ovc : p0_vc0_second0_ovc;
 assign p0_vc0_head0_drop_sel = p0_vc0_stay ? p0_vc0_head0_drop : p0_vc0_second0_drop;
 assign p0_vc0_head0_flits_sel = p0_vc0_stay ? p0_vc0_head0_flits : p0_vc0_second0_flits;
-assign p0_vc0_second1_cat = {p0_vc0_second1[119:84],
-    ((~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1[83:74] + 10'h1) : p0_vc0_second1[83:74]),
-    p0_vc0_second1[73:0]};
-assign p0_vc0_second1_cat_2 = {(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign p0_vc0_second1_sel = (~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1[83:74] + 10'h1) : p0_vc0_second1[83:74];
+assign p0_vc0_second1_cat = {p0_vc0_second1[119:84], 10'h0, p0_vc0_second1[73:0]};
+assign p0_vc0_second1_cat_2 = {36'h0, p0_vc0_second1_sel, 74'h0};
+assign p0_vc0_second1_cat_3 = {(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(p0_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(p0_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(p0_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(p0_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(p0_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(p0_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_head1_cat = {p0_vc0_head1[119:84],
-    ((~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1[83:74] + 10'h1) : p0_vc0_head1[83:74]),
-    p0_vc0_head1[73:0]};
-assign p0_vc0_head1_cat_2 = {(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign p0_vc0_second1_cat_4 = {(^(p0_vc0_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(p0_vc0_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(p0_vc0_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p0_vc0_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p0_vc0_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p0_vc0_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p0_vc0_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p0_vc0_second1_xor = ({(^({p0_vc0_second1_cat_3, p0_vc0_second1_cat})), p0_vc0_second1_cat_3}) ^
+    ({(^({p0_vc0_second1_cat_4, p0_vc0_second1_cat_2})), p0_vc0_second1_cat_4});
+assign p0_vc0_head1_sel = (~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1[83:74] + 10'h1) : p0_vc0_head1[83:74];
+assign p0_vc0_head1_cat = {p0_vc0_head1[119:84], 10'h0, p0_vc0_head1[73:0]};
+assign p0_vc0_head1_cat_2 = {36'h0, p0_vc0_head1_sel, 74'h0};
+assign p0_vc0_head1_cat_3 = {(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(p0_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(p0_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(p0_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(p0_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(p0_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(p0_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_second1_sel = p0_vc0_pop ? ({(^({p0_vc0_second1_cat_2, p0_vc0_second1_cat})), p0_vc0_second1_cat_2, p0_vc0_second1_cat}) : ({(^({p0_vc0_head1_cat_2, p0_vc0_head1_cat})), p0_vc0_head1_cat_2, p0_vc0_head1_cat});
+assign p0_vc0_head1_cat_4 = {(^(p0_vc0_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(p0_vc0_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(p0_vc0_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p0_vc0_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p0_vc0_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p0_vc0_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p0_vc0_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p0_vc0_head1_xor = ({(^({p0_vc0_head1_cat_3, p0_vc0_head1_cat})), p0_vc0_head1_cat_3}) ^
+    ({(^({p0_vc0_head1_cat_4, p0_vc0_head1_cat_2})), p0_vc0_head1_cat_4});
+assign p0_vc0_second1_sel_2 = p0_vc0_pop ? ({p0_vc0_second1_xor, p0_vc0_second1[119:84], p0_vc0_second1_sel, p0_vc0_second1[73:0]}) : ({p0_vc0_head1_xor, p0_vc0_head1[119:84], p0_vc0_head1_sel, p0_vc0_head1[73:0]});
 assign p0_vc0_valid_and = p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0_fix : p0_vc0_second0_fix)) & p0_vc0_start & (~p0_busy);
 assign zp_slot_shr = zp_slot_cat >> p0_cur_out;
 assign p0_busy_and = p0_busy & p0_vc0_valid_sel & (zp_slot_shr[0] | p0_cur_drop);
@@ -5398,27 +5496,45 @@ assign p1_vc0_head0_out_sel = p1_vc0_stay ? p1_vc0_head0_out : p1_vc0_second0_ou
 assign p1_vc0_head0_ovc_sel = p1_vc0_stay ? p1_vc0_head0_ovc : p1_vc0_second0_ovc;
 assign p1_vc0_head0_drop_sel = p1_vc0_stay ? p1_vc0_head0_drop : p1_vc0_second0_drop;
 assign p1_vc0_head0_flits_sel = p1_vc0_stay ? p1_vc0_head0_flits : p1_vc0_second0_flits;
-assign p1_vc0_second1_cat = {p1_vc0_second1[119:84],
-    ((~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1[83:74] + 10'h1) : p1_vc0_second1[83:74]),
-    p1_vc0_second1[73:0]};
-assign p1_vc0_second1_cat_2 = {(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign p1_vc0_second1_sel = (~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1[83:74] + 10'h1) : p1_vc0_second1[83:74];
+assign p1_vc0_second1_cat = {p1_vc0_second1[119:84], 10'h0, p1_vc0_second1[73:0]};
+assign p1_vc0_second1_cat_2 = {36'h0, p1_vc0_second1_sel, 74'h0};
+assign p1_vc0_second1_cat_3 = {(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(p1_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(p1_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(p1_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(p1_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(p1_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(p1_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_head1_cat = {p1_vc0_head1[119:84],
-    ((~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1[83:74] + 10'h1) : p1_vc0_head1[83:74]),
-    p1_vc0_head1[73:0]};
-assign p1_vc0_head1_cat_2 = {(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign p1_vc0_second1_cat_4 = {(^(p1_vc0_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(p1_vc0_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(p1_vc0_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p1_vc0_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p1_vc0_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p1_vc0_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p1_vc0_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p1_vc0_second1_xor = ({(^({p1_vc0_second1_cat_3, p1_vc0_second1_cat})), p1_vc0_second1_cat_3}) ^
+    ({(^({p1_vc0_second1_cat_4, p1_vc0_second1_cat_2})), p1_vc0_second1_cat_4});
+assign p1_vc0_head1_sel = (~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1[83:74] + 10'h1) : p1_vc0_head1[83:74];
+assign p1_vc0_head1_cat = {p1_vc0_head1[119:84], 10'h0, p1_vc0_head1[73:0]};
+assign p1_vc0_head1_cat_2 = {36'h0, p1_vc0_head1_sel, 74'h0};
+assign p1_vc0_head1_cat_3 = {(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(p1_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(p1_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(p1_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(p1_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(p1_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(p1_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_second1_sel = p1_vc0_pop ? ({(^({p1_vc0_second1_cat_2, p1_vc0_second1_cat})), p1_vc0_second1_cat_2, p1_vc0_second1_cat}) : ({(^({p1_vc0_head1_cat_2, p1_vc0_head1_cat})), p1_vc0_head1_cat_2, p1_vc0_head1_cat});
+assign p1_vc0_head1_cat_4 = {(^(p1_vc0_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(p1_vc0_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(p1_vc0_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p1_vc0_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p1_vc0_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p1_vc0_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p1_vc0_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p1_vc0_head1_xor = ({(^({p1_vc0_head1_cat_3, p1_vc0_head1_cat})), p1_vc0_head1_cat_3}) ^
+    ({(^({p1_vc0_head1_cat_4, p1_vc0_head1_cat_2})), p1_vc0_head1_cat_4});
+assign p1_vc0_second1_sel_2 = p1_vc0_pop ? ({p1_vc0_second1_xor, p1_vc0_second1[119:84], p1_vc0_second1_sel, p1_vc0_second1[73:0]}) : ({p1_vc0_head1_xor, p1_vc0_head1[119:84], p1_vc0_head1_sel, p1_vc0_head1[73:0]});
 assign p1_vc0_valid_and = p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0_fix : p1_vc0_second0_fix)) & p1_vc0_start & (~p1_busy);
 assign zp_slot_shr_2 = zp_slot_cat >> p1_cur_out;
 assign p1_busy_and = p1_busy & p1_vc0_valid_sel & (zp_slot_shr_2[0] | p1_cur_drop);
@@ -5433,53 +5549,89 @@ assign xp_vc0_head0_last_sel = xp_vc0_stay ? xp_vc0_head0_last : xp_vc0_second0_
 assign xp_vc0_head0_out_sel = xp_vc0_stay ? xp_vc0_head0_out : xp_vc0_second0_out;
 assign xp_vc0_head0_ovc_sel = xp_vc0_stay ? xp_vc0_head0_ovc : xp_vc0_second0_ovc;
 assign xp_vc0_head0_drop_sel = xp_vc0_stay ? xp_vc0_head0_drop : xp_vc0_second0_drop;
-assign xp_vc0_second1_cat = {xp_vc0_second1[119:84],
-    ((~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1[83:74] + 10'h1) : xp_vc0_second1[83:74]),
-    xp_vc0_second1[73:0]};
-assign xp_vc0_second1_cat_2 = {(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign xp_vc0_second1_sel = (~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1[83:74] + 10'h1) : xp_vc0_second1[83:74];
+assign xp_vc0_second1_cat = {xp_vc0_second1[119:84], 10'h0, xp_vc0_second1[73:0]};
+assign xp_vc0_second1_cat_2 = {36'h0, xp_vc0_second1_sel, 74'h0};
+assign xp_vc0_second1_cat_3 = {(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(xp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(xp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(xp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(xp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(xp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(xp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_head1_cat = {xp_vc0_head1[119:84],
-    ((~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1[83:74] + 10'h1) : xp_vc0_head1[83:74]),
-    xp_vc0_head1[73:0]};
-assign xp_vc0_head1_cat_2 = {(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign xp_vc0_second1_cat_4 = {(^(xp_vc0_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc0_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc0_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc0_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc0_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc0_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc0_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc0_second1_xor = ({(^({xp_vc0_second1_cat_3, xp_vc0_second1_cat})), xp_vc0_second1_cat_3}) ^
+    ({(^({xp_vc0_second1_cat_4, xp_vc0_second1_cat_2})), xp_vc0_second1_cat_4});
+assign xp_vc0_head1_sel = (~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1[83:74] + 10'h1) : xp_vc0_head1[83:74];
+assign xp_vc0_head1_cat = {xp_vc0_head1[119:84], 10'h0, xp_vc0_head1[73:0]};
+assign xp_vc0_head1_cat_2 = {36'h0, xp_vc0_head1_sel, 74'h0};
+assign xp_vc0_head1_cat_3 = {(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(xp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(xp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(xp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(xp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(xp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(xp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_second1_sel = xp_vc0_pop ? ({(^({xp_vc0_second1_cat_2, xp_vc0_second1_cat})), xp_vc0_second1_cat_2, xp_vc0_second1_cat}) : ({(^({xp_vc0_head1_cat_2, xp_vc0_head1_cat})), xp_vc0_head1_cat_2, xp_vc0_head1_cat});
+assign xp_vc0_head1_cat_4 = {(^(xp_vc0_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc0_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc0_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc0_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc0_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc0_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc0_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc0_head1_xor = ({(^({xp_vc0_head1_cat_3, xp_vc0_head1_cat})), xp_vc0_head1_cat_3}) ^
+    ({(^({xp_vc0_head1_cat_4, xp_vc0_head1_cat_2})), xp_vc0_head1_cat_4});
+assign xp_vc0_second1_sel_2 = xp_vc0_pop ? ({xp_vc0_second1_xor, xp_vc0_second1[119:84], xp_vc0_second1_sel, xp_vc0_second1[73:0]}) : ({xp_vc0_head1_xor, xp_vc0_head1[119:84], xp_vc0_head1_sel, xp_vc0_head1[73:0]});
 assign xp_vc1_valid_sel = xp_vc1_stay ? xp_vc1_valid : xp_vc1_second_valid;
 assign xp_vc1_head0_last_sel = xp_vc1_stay ? xp_vc1_head0_last : xp_vc1_second0_last;
 assign xp_vc1_head0_out_sel = xp_vc1_stay ? xp_vc1_head0_out : xp_vc1_second0_out;
 assign xp_vc1_head0_ovc_sel = xp_vc1_stay ? xp_vc1_head0_ovc : xp_vc1_second0_ovc;
 assign xp_vc1_head0_drop_sel = xp_vc1_stay ? xp_vc1_head0_drop : xp_vc1_second0_drop;
-assign xp_vc1_second1_cat = {xp_vc1_second1[119:84],
-    ((~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1[83:74] + 10'h1) : xp_vc1_second1[83:74]),
-    xp_vc1_second1[73:0]};
-assign xp_vc1_second1_cat_2 = {(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign xp_vc1_second1_sel = (~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1[83:74] + 10'h1) : xp_vc1_second1[83:74];
+assign xp_vc1_second1_cat = {xp_vc1_second1[119:84], 10'h0, xp_vc1_second1[73:0]};
+assign xp_vc1_second1_cat_2 = {36'h0, xp_vc1_second1_sel, 74'h0};
+assign xp_vc1_second1_cat_3 = {(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(xp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(xp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(xp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(xp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(xp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(xp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_head1_cat = {xp_vc1_head1[119:84],
-    ((~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1[83:74] + 10'h1) : xp_vc1_head1[83:74]),
-    xp_vc1_head1[73:0]};
-assign xp_vc1_head1_cat_2 = {(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign xp_vc1_second1_cat_4 = {(^(xp_vc1_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc1_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc1_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc1_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc1_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc1_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc1_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc1_second1_xor = ({(^({xp_vc1_second1_cat_3, xp_vc1_second1_cat})), xp_vc1_second1_cat_3}) ^
+    ({(^({xp_vc1_second1_cat_4, xp_vc1_second1_cat_2})), xp_vc1_second1_cat_4});
+assign xp_vc1_head1_sel = (~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1[83:74] + 10'h1) : xp_vc1_head1[83:74];
+assign xp_vc1_head1_cat = {xp_vc1_head1[119:84], 10'h0, xp_vc1_head1[73:0]};
+assign xp_vc1_head1_cat_2 = {36'h0, xp_vc1_head1_sel, 74'h0};
+assign xp_vc1_head1_cat_3 = {(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(xp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(xp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(xp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(xp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(xp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(xp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_second1_sel = xp_vc1_pop ? ({(^({xp_vc1_second1_cat_2, xp_vc1_second1_cat})), xp_vc1_second1_cat_2, xp_vc1_second1_cat}) : ({(^({xp_vc1_head1_cat_2, xp_vc1_head1_cat})), xp_vc1_head1_cat_2, xp_vc1_head1_cat});
+assign xp_vc1_head1_cat_4 = {(^(xp_vc1_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc1_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc1_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc1_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc1_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc1_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc1_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc1_head1_xor = ({(^({xp_vc1_head1_cat_3, xp_vc1_head1_cat})), xp_vc1_head1_cat_3}) ^
+    ({(^({xp_vc1_head1_cat_4, xp_vc1_head1_cat_2})), xp_vc1_head1_cat_4});
+assign xp_vc1_second1_sel_2 = xp_vc1_pop ? ({xp_vc1_second1_xor, xp_vc1_second1[119:84], xp_vc1_second1_sel, xp_vc1_second1[73:0]}) : ({xp_vc1_head1_xor, xp_vc1_head1[119:84], xp_vc1_head1_sel, xp_vc1_head1[73:0]});
 assign xp_vc0_valid_and = xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_fix : xp_vc0_second0_fix)) & xp_vc0_start & (~xp_busy);
 assign xp_vc1_valid_and = xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_fix : xp_vc1_second0_fix)) & xp_vc1_start & (~xp_busy);
 assign xp_vc1_valid_cat = {xp_vc1_valid_and, xp_vc0_valid_and};
@@ -5503,53 +5655,89 @@ assign yp_vc0_head0_last_sel = yp_vc0_stay ? yp_vc0_head0_last : yp_vc0_second0_
 assign yp_vc0_head0_out_sel = yp_vc0_stay ? yp_vc0_head0_out : yp_vc0_second0_out;
 assign yp_vc0_head0_ovc_sel = yp_vc0_stay ? yp_vc0_head0_ovc : yp_vc0_second0_ovc;
 assign yp_vc0_head0_drop_sel = yp_vc0_stay ? yp_vc0_head0_drop : yp_vc0_second0_drop;
-assign yp_vc0_second1_cat = {yp_vc0_second1[119:84],
-    ((~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1[83:74] + 10'h1) : yp_vc0_second1[83:74]),
-    yp_vc0_second1[73:0]};
-assign yp_vc0_second1_cat_2 = {(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign yp_vc0_second1_sel = (~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1[83:74] + 10'h1) : yp_vc0_second1[83:74];
+assign yp_vc0_second1_cat = {yp_vc0_second1[119:84], 10'h0, yp_vc0_second1[73:0]};
+assign yp_vc0_second1_cat_2 = {36'h0, yp_vc0_second1_sel, 74'h0};
+assign yp_vc0_second1_cat_3 = {(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(yp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(yp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(yp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(yp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(yp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(yp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_head1_cat = {yp_vc0_head1[119:84],
-    ((~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1[83:74] + 10'h1) : yp_vc0_head1[83:74]),
-    yp_vc0_head1[73:0]};
-assign yp_vc0_head1_cat_2 = {(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign yp_vc0_second1_cat_4 = {(^(yp_vc0_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc0_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc0_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc0_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc0_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc0_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc0_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc0_second1_xor = ({(^({yp_vc0_second1_cat_3, yp_vc0_second1_cat})), yp_vc0_second1_cat_3}) ^
+    ({(^({yp_vc0_second1_cat_4, yp_vc0_second1_cat_2})), yp_vc0_second1_cat_4});
+assign yp_vc0_head1_sel = (~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1[83:74] + 10'h1) : yp_vc0_head1[83:74];
+assign yp_vc0_head1_cat = {yp_vc0_head1[119:84], 10'h0, yp_vc0_head1[73:0]};
+assign yp_vc0_head1_cat_2 = {36'h0, yp_vc0_head1_sel, 74'h0};
+assign yp_vc0_head1_cat_3 = {(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(yp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(yp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(yp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(yp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(yp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(yp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_second1_sel = yp_vc0_pop ? ({(^({yp_vc0_second1_cat_2, yp_vc0_second1_cat})), yp_vc0_second1_cat_2, yp_vc0_second1_cat}) : ({(^({yp_vc0_head1_cat_2, yp_vc0_head1_cat})), yp_vc0_head1_cat_2, yp_vc0_head1_cat});
+assign yp_vc0_head1_cat_4 = {(^(yp_vc0_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc0_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc0_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc0_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc0_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc0_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc0_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc0_head1_xor = ({(^({yp_vc0_head1_cat_3, yp_vc0_head1_cat})), yp_vc0_head1_cat_3}) ^
+    ({(^({yp_vc0_head1_cat_4, yp_vc0_head1_cat_2})), yp_vc0_head1_cat_4});
+assign yp_vc0_second1_sel_2 = yp_vc0_pop ? ({yp_vc0_second1_xor, yp_vc0_second1[119:84], yp_vc0_second1_sel, yp_vc0_second1[73:0]}) : ({yp_vc0_head1_xor, yp_vc0_head1[119:84], yp_vc0_head1_sel, yp_vc0_head1[73:0]});
 assign yp_vc1_valid_sel = yp_vc1_stay ? yp_vc1_valid : yp_vc1_second_valid;
 assign yp_vc1_head0_last_sel = yp_vc1_stay ? yp_vc1_head0_last : yp_vc1_second0_last;
 assign yp_vc1_head0_out_sel = yp_vc1_stay ? yp_vc1_head0_out : yp_vc1_second0_out;
 assign yp_vc1_head0_ovc_sel = yp_vc1_stay ? yp_vc1_head0_ovc : yp_vc1_second0_ovc;
 assign yp_vc1_head0_drop_sel = yp_vc1_stay ? yp_vc1_head0_drop : yp_vc1_second0_drop;
-assign yp_vc1_second1_cat = {yp_vc1_second1[119:84],
-    ((~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1[83:74] + 10'h1) : yp_vc1_second1[83:74]),
-    yp_vc1_second1[73:0]};
-assign yp_vc1_second1_cat_2 = {(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign yp_vc1_second1_sel = (~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1[83:74] + 10'h1) : yp_vc1_second1[83:74];
+assign yp_vc1_second1_cat = {yp_vc1_second1[119:84], 10'h0, yp_vc1_second1[73:0]};
+assign yp_vc1_second1_cat_2 = {36'h0, yp_vc1_second1_sel, 74'h0};
+assign yp_vc1_second1_cat_3 = {(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(yp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(yp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(yp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(yp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(yp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(yp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_head1_cat = {yp_vc1_head1[119:84],
-    ((~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1[83:74] + 10'h1) : yp_vc1_head1[83:74]),
-    yp_vc1_head1[73:0]};
-assign yp_vc1_head1_cat_2 = {(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign yp_vc1_second1_cat_4 = {(^(yp_vc1_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc1_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc1_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc1_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc1_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc1_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc1_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc1_second1_xor = ({(^({yp_vc1_second1_cat_3, yp_vc1_second1_cat})), yp_vc1_second1_cat_3}) ^
+    ({(^({yp_vc1_second1_cat_4, yp_vc1_second1_cat_2})), yp_vc1_second1_cat_4});
+assign yp_vc1_head1_sel = (~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1[83:74] + 10'h1) : yp_vc1_head1[83:74];
+assign yp_vc1_head1_cat = {yp_vc1_head1[119:84], 10'h0, yp_vc1_head1[73:0]};
+assign yp_vc1_head1_cat_2 = {36'h0, yp_vc1_head1_sel, 74'h0};
+assign yp_vc1_head1_cat_3 = {(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(yp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(yp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(yp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(yp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(yp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(yp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_second1_sel = yp_vc1_pop ? ({(^({yp_vc1_second1_cat_2, yp_vc1_second1_cat})), yp_vc1_second1_cat_2, yp_vc1_second1_cat}) : ({(^({yp_vc1_head1_cat_2, yp_vc1_head1_cat})), yp_vc1_head1_cat_2, yp_vc1_head1_cat});
+assign yp_vc1_head1_cat_4 = {(^(yp_vc1_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc1_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc1_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc1_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc1_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc1_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc1_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc1_head1_xor = ({(^({yp_vc1_head1_cat_3, yp_vc1_head1_cat})), yp_vc1_head1_cat_3}) ^
+    ({(^({yp_vc1_head1_cat_4, yp_vc1_head1_cat_2})), yp_vc1_head1_cat_4});
+assign yp_vc1_second1_sel_2 = yp_vc1_pop ? ({yp_vc1_second1_xor, yp_vc1_second1[119:84], yp_vc1_second1_sel, yp_vc1_second1[73:0]}) : ({yp_vc1_head1_xor, yp_vc1_head1[119:84], yp_vc1_head1_sel, yp_vc1_head1[73:0]});
 assign yp_vc0_valid_and = yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_fix : yp_vc0_second0_fix)) & yp_vc0_start & (~yp_busy);
 assign yp_vc1_valid_and = yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_fix : yp_vc1_second0_fix)) & yp_vc1_start & (~yp_busy);
 assign yp_vc1_valid_cat = {yp_vc1_valid_and, yp_vc0_valid_and};
@@ -5573,53 +5761,89 @@ assign zp_vc0_head0_last_sel = zp_vc0_stay ? zp_vc0_head0_last : zp_vc0_second0_
 assign zp_vc0_head0_out_sel = zp_vc0_stay ? zp_vc0_head0_out : zp_vc0_second0_out;
 assign zp_vc0_head0_ovc_sel = zp_vc0_stay ? zp_vc0_head0_ovc : zp_vc0_second0_ovc;
 assign zp_vc0_head0_drop_sel = zp_vc0_stay ? zp_vc0_head0_drop : zp_vc0_second0_drop;
-assign zp_vc0_second1_cat = {zp_vc0_second1[119:84],
-    ((~(zp_vc0_second0_out < 3'h2)) ? (zp_vc0_second1[83:74] + 10'h1) : zp_vc0_second1[83:74]),
-    zp_vc0_second1[73:0]};
-assign zp_vc0_second1_cat_2 = {(^(zp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign zp_vc0_second1_sel = (~(zp_vc0_second0_out < 3'h2)) ? (zp_vc0_second1[83:74] + 10'h1) : zp_vc0_second1[83:74];
+assign zp_vc0_second1_cat = {zp_vc0_second1[119:84], 10'h0, zp_vc0_second1[73:0]};
+assign zp_vc0_second1_cat_2 = {36'h0, zp_vc0_second1_sel, 74'h0};
+assign zp_vc0_second1_cat_3 = {(^(zp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(zp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(zp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(zp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(zp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(zp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(zp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc0_head1_cat = {zp_vc0_head1[119:84],
-    ((~(zp_vc0_head0_out < 3'h2)) ? (zp_vc0_head1[83:74] + 10'h1) : zp_vc0_head1[83:74]),
-    zp_vc0_head1[73:0]};
-assign zp_vc0_head1_cat_2 = {(^(zp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign zp_vc0_second1_cat_4 = {(^(zp_vc0_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc0_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc0_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc0_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc0_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc0_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc0_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc0_second1_xor = ({(^({zp_vc0_second1_cat_3, zp_vc0_second1_cat})), zp_vc0_second1_cat_3}) ^
+    ({(^({zp_vc0_second1_cat_4, zp_vc0_second1_cat_2})), zp_vc0_second1_cat_4});
+assign zp_vc0_head1_sel = (~(zp_vc0_head0_out < 3'h2)) ? (zp_vc0_head1[83:74] + 10'h1) : zp_vc0_head1[83:74];
+assign zp_vc0_head1_cat = {zp_vc0_head1[119:84], 10'h0, zp_vc0_head1[73:0]};
+assign zp_vc0_head1_cat_2 = {36'h0, zp_vc0_head1_sel, 74'h0};
+assign zp_vc0_head1_cat_3 = {(^(zp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(zp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(zp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(zp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(zp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(zp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(zp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc0_second1_sel = zp_vc0_pop ? ({(^({zp_vc0_second1_cat_2, zp_vc0_second1_cat})), zp_vc0_second1_cat_2, zp_vc0_second1_cat}) : ({(^({zp_vc0_head1_cat_2, zp_vc0_head1_cat})), zp_vc0_head1_cat_2, zp_vc0_head1_cat});
+assign zp_vc0_head1_cat_4 = {(^(zp_vc0_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc0_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc0_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc0_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc0_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc0_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc0_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc0_head1_xor = ({(^({zp_vc0_head1_cat_3, zp_vc0_head1_cat})), zp_vc0_head1_cat_3}) ^
+    ({(^({zp_vc0_head1_cat_4, zp_vc0_head1_cat_2})), zp_vc0_head1_cat_4});
+assign zp_vc0_second1_sel_2 = zp_vc0_pop ? ({zp_vc0_second1_xor, zp_vc0_second1[119:84], zp_vc0_second1_sel, zp_vc0_second1[73:0]}) : ({zp_vc0_head1_xor, zp_vc0_head1[119:84], zp_vc0_head1_sel, zp_vc0_head1[73:0]});
 assign zp_vc1_valid_sel = zp_vc1_stay ? zp_vc1_valid : zp_vc1_second_valid;
 assign zp_vc1_head0_last_sel = zp_vc1_stay ? zp_vc1_head0_last : zp_vc1_second0_last;
 assign zp_vc1_head0_out_sel = zp_vc1_stay ? zp_vc1_head0_out : zp_vc1_second0_out;
 assign zp_vc1_head0_ovc_sel = zp_vc1_stay ? zp_vc1_head0_ovc : zp_vc1_second0_ovc;
 assign zp_vc1_head0_drop_sel = zp_vc1_stay ? zp_vc1_head0_drop : zp_vc1_second0_drop;
-assign zp_vc1_second1_cat = {zp_vc1_second1[119:84],
-    ((~(zp_vc1_second0_out < 3'h2)) ? (zp_vc1_second1[83:74] + 10'h1) : zp_vc1_second1[83:74]),
-    zp_vc1_second1[73:0]};
-assign zp_vc1_second1_cat_2 = {(^(zp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+assign zp_vc1_second1_sel = (~(zp_vc1_second0_out < 3'h2)) ? (zp_vc1_second1[83:74] + 10'h1) : zp_vc1_second1[83:74];
+assign zp_vc1_second1_cat = {zp_vc1_second1[119:84], 10'h0, zp_vc1_second1[73:0]};
+assign zp_vc1_second1_cat_2 = {36'h0, zp_vc1_second1_sel, 74'h0};
+assign zp_vc1_second1_cat_3 = {(^(zp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(zp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(zp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(zp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(zp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(zp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(zp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc1_head1_cat = {zp_vc1_head1[119:84],
-    ((~(zp_vc1_head0_out < 3'h2)) ? (zp_vc1_head1[83:74] + 10'h1) : zp_vc1_head1[83:74]),
-    zp_vc1_head1[73:0]};
-assign zp_vc1_head1_cat_2 = {(^(zp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+assign zp_vc1_second1_cat_4 = {(^(zp_vc1_second1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc1_second1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc1_second1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc1_second1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc1_second1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc1_second1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc1_second1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc1_second1_xor = ({(^({zp_vc1_second1_cat_3, zp_vc1_second1_cat})), zp_vc1_second1_cat_3}) ^
+    ({(^({zp_vc1_second1_cat_4, zp_vc1_second1_cat_2})), zp_vc1_second1_cat_4});
+assign zp_vc1_head1_sel = (~(zp_vc1_head0_out < 3'h2)) ? (zp_vc1_head1[83:74] + 10'h1) : zp_vc1_head1[83:74];
+assign zp_vc1_head1_cat = {zp_vc1_head1[119:84], 10'h0, zp_vc1_head1[73:0]};
+assign zp_vc1_head1_cat_2 = {36'h0, zp_vc1_head1_sel, 74'h0};
+assign zp_vc1_head1_cat_3 = {(^(zp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
     (^(zp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
     (^(zp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
     (^(zp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
     (^(zp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
     (^(zp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
     (^(zp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc1_second1_sel = zp_vc1_pop ? ({(^({zp_vc1_second1_cat_2, zp_vc1_second1_cat})), zp_vc1_second1_cat_2, zp_vc1_second1_cat}) : ({(^({zp_vc1_head1_cat_2, zp_vc1_head1_cat})), zp_vc1_head1_cat_2, zp_vc1_head1_cat});
+assign zp_vc1_head1_cat_4 = {(^(zp_vc1_head1_cat_2 & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc1_head1_cat_2 & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc1_head1_cat_2 & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc1_head1_cat_2 & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc1_head1_cat_2 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc1_head1_cat_2 & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc1_head1_cat_2 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc1_head1_xor = ({(^({zp_vc1_head1_cat_3, zp_vc1_head1_cat})), zp_vc1_head1_cat_3}) ^
+    ({(^({zp_vc1_head1_cat_4, zp_vc1_head1_cat_2})), zp_vc1_head1_cat_4});
+assign zp_vc1_second1_sel_2 = zp_vc1_pop ? ({zp_vc1_second1_xor, zp_vc1_second1[119:84], zp_vc1_second1_sel, zp_vc1_second1[73:0]}) : ({zp_vc1_head1_xor, zp_vc1_head1[119:84], zp_vc1_head1_sel, zp_vc1_head1[73:0]});
 assign zp_vc0_valid_and = zp_vc0_valid_sel & (~(zp_vc0_stay ? zp_vc0_head0_fix : zp_vc0_second0_fix)) & zp_vc0_start & (~zp_busy);
 assign zp_vc1_valid_and = zp_vc1_valid_sel & (~(zp_vc1_stay ? zp_vc1_head0_fix : zp_vc1_second0_fix)) & zp_vc1_start & (~zp_busy);
 assign zp_vc1_valid_cat = {zp_vc1_valid_and, zp_vc0_valid_and};
@@ -6177,32 +6401,32 @@ assign zp_owned_or_2 = (zp_owned & (~p0_busy_or_5)) | (zp_arbiter_grant[0] & (~p
 always @(posedge clk) begin
     if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_6;
     if (rst) p0_send_head <= 1'h0; else p0_send_head <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
-    if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel;
+    if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel_2;
     if (rst) p0_send_ovc <= 1'h0; else p0_send_ovc <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
     if (rst) p1_vc0_pop <= 1'h0; else p1_vc0_pop <= p1_busy_or;
     if (rst) p1_send_head <= 1'h0; else p1_send_head <= p0_won_at_p1_or & (~p1_vc0_head0_drop_sel);
-    if (rst) p1_vc0_send_header <= 128'h0; else p1_vc0_send_header <= p1_vc0_second1_sel;
+    if (rst) p1_vc0_send_header <= 128'h0; else p1_vc0_send_header <= p1_vc0_second1_sel_2;
     if (rst) p1_send_ovc <= 1'h0; else p1_send_ovc <= p1_busy ? p1_cur_ovc : p1_vc0_head0_ovc_sel;
     if (rst) xp_vc0_pop <= 1'h0; else xp_vc0_pop <= xp_busy_or & (~xp_cur_vc_sel);
     if (rst) xp_vc1_pop <= 1'h0; else xp_vc1_pop <= xp_busy_or & xp_cur_vc_sel;
     if (rst) xp_send_vc <= 1'h0; else xp_send_vc <= xp_cur_vc_sel;
     if (rst) xp_send_head <= 1'h0; else xp_send_head <= p0_won_at_xp_or & (~xp_vc1_head0_drop_sel_2);
-    if (rst) xp_vc0_send_header <= 128'h0; else xp_vc0_send_header <= xp_vc0_second1_sel;
-    if (rst) xp_vc1_send_header <= 128'h0; else xp_vc1_send_header <= xp_vc1_second1_sel;
+    if (rst) xp_vc0_send_header <= 128'h0; else xp_vc0_send_header <= xp_vc0_second1_sel_2;
+    if (rst) xp_vc1_send_header <= 128'h0; else xp_vc1_send_header <= xp_vc1_second1_sel_2;
     if (rst) xp_send_ovc <= 1'h0; else xp_send_ovc <= xp_busy ? xp_cur_ovc : xp_vc1_head0_ovc_sel_2;
     if (rst) yp_vc0_pop <= 1'h0; else yp_vc0_pop <= yp_busy_or & (~yp_cur_vc_sel);
     if (rst) yp_vc1_pop <= 1'h0; else yp_vc1_pop <= yp_busy_or & yp_cur_vc_sel;
     if (rst) yp_send_vc <= 1'h0; else yp_send_vc <= yp_cur_vc_sel;
     if (rst) yp_send_head <= 1'h0; else yp_send_head <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
-    if (rst) yp_vc0_send_header <= 128'h0; else yp_vc0_send_header <= yp_vc0_second1_sel;
-    if (rst) yp_vc1_send_header <= 128'h0; else yp_vc1_send_header <= yp_vc1_second1_sel;
+    if (rst) yp_vc0_send_header <= 128'h0; else yp_vc0_send_header <= yp_vc0_second1_sel_2;
+    if (rst) yp_vc1_send_header <= 128'h0; else yp_vc1_send_header <= yp_vc1_second1_sel_2;
     if (rst) yp_send_ovc <= 1'h0; else yp_send_ovc <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
     if (rst) zp_vc0_pop <= 1'h0; else zp_vc0_pop <= zp_busy_or & (~zp_cur_vc_sel);
     if (rst) zp_vc1_pop <= 1'h0; else zp_vc1_pop <= zp_busy_or & zp_cur_vc_sel;
     if (rst) zp_send_vc <= 1'h0; else zp_send_vc <= zp_cur_vc_sel;
     if (rst) zp_send_head <= 1'h0; else zp_send_head <= p0_won_at_zp_or & (~zp_vc1_head0_drop_sel_2);
-    if (rst) zp_vc0_send_header <= 128'h0; else zp_vc0_send_header <= zp_vc0_second1_sel;
-    if (rst) zp_vc1_send_header <= 128'h0; else zp_vc1_send_header <= zp_vc1_second1_sel;
+    if (rst) zp_vc0_send_header <= 128'h0; else zp_vc0_send_header <= zp_vc0_second1_sel_2;
+    if (rst) zp_vc1_send_header <= 128'h0; else zp_vc1_send_header <= zp_vc1_second1_sel_2;
     if (rst) zp_send_ovc <= 1'h0; else zp_send_ovc <= zp_busy ? zp_cur_ovc : zp_vc1_head0_ovc_sel_2;
     if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_last_sel) : p0_busy;
     if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;

@@ -190,10 +190,19 @@ fn below<'d>(d: &'d Design, x: Sig<'d>, value: usize) -> Sig<'d> {
 }
 
 /// The header `h` as it leaves: `hops` + 1 when `on_link`, fresh check bits.
+///
+/// The check bits are linear in the data, so they are computed in two parts: those of every
+/// field but `hops` (a wide XOR tree straight from the registers) and those of the new `hops`
+/// alone (a few bits behind its incrementer), XORed last. The incrementer's carry so meets one
+/// narrow tree rather than all 120 bits.
 pub(super) fn rewrite<'d>(d: &'d Design, h: Sig<'d>, on_link: Sig<'d>) -> Sig<'d> {
     let (lo, w) = field("hops");
     let hops = h.bits(lo, w);
-    let data = replace(d, h.bits(0, ECC_LO), lo, on_link.mux(hops + 1u32, hops));
-    let ecc = ecc_netlist(&mut d.net(), data.wire);
-    d.sig(ecc).cat(data)
+    let new_hops = on_link.mux(hops + 1u32, hops);
+    let others = replace(d, h.bits(0, ECC_LO), lo, d.lit(0, w));
+    let hops_only = replace(d, d.lit(0, ECC_LO), lo, new_hops);
+    let ecc_others = ecc_netlist(&mut d.net(), others.wire);
+    let ecc_hops = ecc_netlist(&mut d.net(), hops_only.wire);
+    let ecc = d.sig(ecc_others) ^ d.sig(ecc_hops);
+    ecc.cat(replace(d, h.bits(0, ECC_LO), lo, new_hops))
 }
