@@ -122,54 +122,84 @@ fn run(program: &str, args: &[&str], dir: &Path) -> Result<(), CosimError> {
     }
 }
 
+/// The file `product` in the cache folder `dir`, made by `make` in a private work folder that is
+/// renamed into place when complete, so concurrent builds of the same thing (parallel tests)
+/// never see each other's half-built files.
+fn cached(dir: PathBuf, product: &str, make: impl FnOnce(&Path) -> Result<(), CosimError>) -> Result<PathBuf, CosimError> {
+    let path = dir.join(product);
+    if path.exists() {
+        return Ok(path);
+    }
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let work = dir.with_extension(format!("partial-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).map_err(|e| CosimError::Build(e.to_string()))?;
+    let made = make(&work);
+    if made.is_err() {
+        let _ = std::fs::remove_dir_all(&work);
+        return made.map(|_| path);
+    }
+    if std::fs::rename(&work, &dir).is_err() && path.exists() {
+        // Another build finished first; its product is identical.
+        let _ = std::fs::remove_dir_all(&work);
+    } else if !path.exists() {
+        return Err(CosimError::Build(format!("could not move the build into {}", dir.display())));
+    }
+    Ok(path)
+}
+
+/// Verilator's run-time library (`verilated.cpp`, `verilated_threads.cpp`), compiled once per
+/// Verilator installation rather than into every model: it is the same for all of them and
+/// takes longer to compile than a small model.
+fn runtime(root: &str) -> Result<PathBuf, CosimError> {
+    let version = Command::new("verilator").arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
+    let key = fnv1a(format!("{WRAPPER_VERSION}\n{root}\n{version}").as_bytes());
+    cached(cache_root().join(format!("verilated-runtime-{key:016x}")), "libverilated_runtime.a", |work| {
+        for part in ["verilated", "verilated_threads"] {
+            let source = format!("{root}/include/{part}.cpp");
+            run("g++", &["-c", "-fPIC", "-O2", "-std=c++17", &format!("-I{root}/include"), &format!("-I{root}/include/vltstd"), &source, "-o", &format!("{part}.o")], work)?;
+        }
+        run("ar", &["rcs", "libverilated_runtime.a", "verilated.o", "verilated_threads.o"], work)
+    })
+}
+
 /// Builds (or finds in the cache) the shared library for `top`; returns its path and ports.
 pub(crate) fn build(file: &Path, top: &str) -> Result<(PathBuf, Vec<Port>), CosimError> {
     let verilog = std::fs::read_to_string(file).map_err(|e| CosimError::Build(format!("{}: {e}", file.display())))?;
     let ports = parse_ports(&verilog, top)?;
     let key = fnv1a(format!("{WRAPPER_VERSION}\n{top}\n{verilog}").as_bytes());
     let dir = cache_root().join(format!("{top}-{key:016x}"));
-    let library = dir.join(format!("libweft_{top}.so"));
-    if library.exists() {
-        return Ok((library, ports));
+    if dir.join(format!("libweft_{top}.so")).exists() {
+        return Ok((dir.join(format!("libweft_{top}.so")), ports));
     }
-    // A private work folder, renamed into place when complete: concurrent builds of the same
-    // module (parallel tests) never see each other's half-built files.
-    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let work = dir.with_extension(format!("partial-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).map_err(|e| CosimError::Build(e.to_string()))?;
-    std::fs::write(work.join(format!("{top}.v")), &verilog).map_err(|e| CosimError::Build(e.to_string()))?;
-    std::fs::write(work.join("wrapper.cpp"), wrapper(top, &ports)).map_err(|e| CosimError::Build(e.to_string()))?;
-    run("verilator", &["--cc", "--build", "-j", "0", "-O3", "-Wno-fatal", "-CFLAGS", "-fPIC -O2", "--Mdir", "obj", "--top-module", top, &format!("{top}.v")], &work)?;
     let root = Command::new("verilator").args(["--getenv", "VERILATOR_ROOT"]).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).map_err(|e| CosimError::Build(e.to_string()))?;
-    let class = format!("V{top}");
-    run(
-        "g++",
-        &[
-            "-shared",
-            "-fPIC",
-            "-O2",
-            "-std=c++17",
-            "-Iobj",
-            &format!("-I{root}/include"),
-            &format!("-I{root}/include/vltstd"),
-            "wrapper.cpp",
-            &format!("obj/{class}__ALL.a"),
-            &format!("{root}/include/verilated.cpp"),
-            &format!("{root}/include/verilated_threads.cpp"),
-            "-pthread",
-            "-latomic",
-            "-o",
-            &format!("libweft_{top}.so"),
-        ],
-        &work,
-    )?;
-    if std::fs::rename(&work, &dir).is_err() && library.exists() {
-        // Another build finished first; its library is identical.
-        let _ = std::fs::remove_dir_all(&work);
-    } else if !library.exists() {
-        return Err(CosimError::Build(format!("could not move the build into {}", dir.display())));
-    }
+    let runtime = runtime(&root)?;
+    let library = cached(dir, &format!("libweft_{top}.so"), |work| {
+        std::fs::write(work.join(format!("{top}.v")), &verilog).map_err(|e| CosimError::Build(e.to_string()))?;
+        std::fs::write(work.join("wrapper.cpp"), wrapper(top, &ports)).map_err(|e| CosimError::Build(e.to_string()))?;
+        run("verilator", &["--cc", "--build", "-j", "0", "-O3", "-Wno-fatal", "-CFLAGS", "-fPIC -O2", "--Mdir", "obj", "--top-module", top, &format!("{top}.v")], work)?;
+        let class = format!("V{top}");
+        run(
+            "g++",
+            &[
+                "-shared",
+                "-fPIC",
+                "-O2",
+                "-std=c++17",
+                "-Iobj",
+                &format!("-I{root}/include"),
+                &format!("-I{root}/include/vltstd"),
+                "wrapper.cpp",
+                &format!("obj/{class}__ALL.a"),
+                &runtime.display().to_string(),
+                "-pthread",
+                "-latomic",
+                "-o",
+                &format!("libweft_{top}.so"),
+            ],
+            work,
+        )
+    })?;
     Ok((library, ports))
 }
