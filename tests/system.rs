@@ -196,7 +196,7 @@ fn constraint_check_finds_missing_ports_and_cells() {
     let plain = edit("kernel_mhz", "").replace("clock = \"kernel\"", "clock = \"fabric\"").replace("board = \"u280\"", "board = \"u200\"");
     let mut configs = shipped();
     configs.push(parse(&plain).unwrap());
-    for s in configs {
+    for (i, s) in configs.into_iter().enumerate() {
         let gen = dir.join("generated");
         let cons = dir.join("constraints");
         system::generate(&s, &gen, &cons).unwrap();
@@ -245,7 +245,11 @@ fn constraint_check_finds_missing_ports_and_cells() {
         assert!(tried >= 1);
         std::fs::write(&bad, format!("{text}\nset_propperty foo bar\n")).unwrap();
         assert!(check_constraints(&bad, &ports, &paths).is_err(), "{top}: an unknown command passed");
-        // A core file naming a file that is not there fails FuseSoC's lint target.
+        // A core file naming a file that is not there fails FuseSoC's lint target (once: the
+        // check lints and compiles every top again before it reaches FuseSoC).
+        if i > 0 {
+            continue;
+        }
         let core = std::fs::read_to_string(&files.core).unwrap();
         std::fs::write(&files.core, core.replace("_node.v", "_nod.v")).unwrap();
         let err = system::check(&s, &gen, &cons).expect_err("a core file with a missing file passed").to_string();
