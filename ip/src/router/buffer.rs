@@ -52,22 +52,17 @@ pub(super) fn vc_buffer<'d>(d: &'d Design, name: &str, depth: usize, push: Sig<'
     let fetch = stored.q & !full;
     let arriving = landed.q | direct;
     let both = landed.q & direct;
-    // The memory's output (a block RAM's clock-to-out, the slowest start of a path) meets one
-    // 2:1 mux in front of each register: whether the landing word goes there is decided from
-    // registers alone, the other candidates are muxed beforehand.
-    let read_to_head = landed.q & !(pop & v1);
-    let read_to_second = landed.q & k0 & !(pop & v2);
-    let read_to_third = landed.q & k1;
     let (mut head, mut seconds) = (vec![], vec![]);
     for (k, field) in fields.iter().enumerate() {
         let mem = d.memory(&format!("{name}_mem{k}"), field.width, depth);
         mem.write(push & !direct, wr.q.bits(0, ab), *field);
         let read = mem.read_registered(fetch, rd.q.bits(0, ab), &format!("{name}_read{k}"));
+        // The first arriving word is the landing one when there is one.
+        let first = landed.q.mux(read, *field);
         let second = d.later(field.width);
         let third = d.later(field.width);
-        // Head: the second entry when the head leaves, else the first arriving word (the
-        // landing one when there is one, else the push).
-        let (mut h_next, mut h_load) = (read_to_head.mux(read, (pop & v1).mux(second, *field)), pop | !v0);
+        // Head: the second entry when the head leaves, else the first arriving word.
+        let (mut h_next, mut h_load) = ((pop & v1).mux(second, first), pop | !v0);
         if let (0, Some((load, value))) = (k, rewrite) {
             (h_next, h_load) = (load.mux(value, h_next), h_load | load);
         }
@@ -75,11 +70,11 @@ pub(super) fn vc_buffer<'d>(d: &'d Design, name: &str, depth: usize, push: Sig<'
         // word behind one kept entry, else the push (behind a landing word into an empty
         // buffer; without one the second stays invalid, so the select needs no push and no
         // input valid reaches these hundreds of muxes).
-        let s_next = read_to_second.mux(read, (pop & v2).mux(third, *field));
+        let s_next = (pop & v2).mux(third, k0.mux(first, *field));
         let s_load = pop & v2 | !k1;
         // Third: the first arriving word behind two kept entries, else the push behind a
         // landing word.
-        let t_next = read_to_third.mux(read, *field);
+        let t_next = k1.mux(first, *field);
         let t_load = !k2;
         let h = d.net().reg(h_next.wire, Some(h_load.wire), None);
         let s = d.net().reg(s_next.wire, Some(s_load.wire), None);

@@ -218,7 +218,7 @@ fn net(src: &Sources) -> Result<String, Error> {
 }
 
 /// `weft bench timing`: each design's Fmax per placement seed and the median, beside the
-/// reference switch's median from the same run.
+/// reference switch's median (same tools and seeds).
 fn timing(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "timing.json")?;
     let designs = rows(&j);
@@ -235,7 +235,7 @@ fn timing(src: &Sources) -> Result<String, Error> {
     let seeds: Vec<String> = designs.first().map(|r| rows(&r["seeds"]).iter().map(|s| int(&s["seed"])).collect()).unwrap_or_default();
     Ok(table(
         &format!(
-            "Post-route Fmax on a Lattice ECP5-85F (Yosys `synth_ecp5` + nextpnr-ecp5, out-of-context harness) per placement seed ({}) and the median, beside verilog-axis's `axis_switch` (5×5, 128-bit) placed and routed in the same run. `weft bench timing --reference <verilog-axis checkout> --only <modules> --seeds 3` (bench/timing.json).",
+            "Post-route Fmax on a Lattice ECP5-85F (Yosys `synth_ecp5` + nextpnr-ecp5, out-of-context harness) per placement seed ({}) and the median, beside verilog-axis's `axis_switch` (5×5, 128-bit) placed and routed with the same tools and seeds. `weft bench timing --reference <verilog-axis checkout> --only <modules> --seeds 3` (bench/timing.json).",
             seeds.join(", ")
         ),
         &["module", "Fmax per seed, MHz", "median, MHz", "median / axis_switch median"],
