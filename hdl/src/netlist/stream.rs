@@ -128,6 +128,16 @@ impl<'d> Sink<'d> {
             l.define(last);
         }
     }
+
+    /// Drives a stream that never sends: every signal zero.
+    pub fn idle(&self) {
+        let a = &self.0;
+        a.data.define(0u32);
+        for s in [a.keep, a.last, a.user].into_iter().flatten() {
+            s.define(0u32);
+        }
+        a.valid.define(0u32);
+    }
 }
 
 impl Design {

@@ -6,7 +6,6 @@ use std::rc::Rc;
 
 use weft_hdl::netlist::{AxisShape, Design, Inst, Netlist, Sig};
 
-use super::node::idle_stream;
 use crate::link::io_link::{channel_shape, CHANNEL_BITS, COUNTERS};
 use crate::router::Direction;
 
@@ -32,7 +31,7 @@ pub(super) fn io_link_to<'d>(
         d.connect(&router.source(&format!("m_axis_{en}"), shape), &to_link)?;
         router.input(&format!("m_axis_{en}_credit")).define(link.output("tx_credit"));
     } else {
-        idle_stream(&to_link);
+        to_link.idle();
     }
     let arriving = e.opposite();
     let from_link = link.source("m_axis", shape.always_ready());

@@ -342,7 +342,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
             d.connect(&router.source(&format!("m_axis_{en}"), link_out), &to_link)?;
             router.input(&format!("m_axis_{en}_credit")).define(link.output("tx_credit"));
         } else {
-            idle_stream(&to_link);
+            to_link.idle();
         }
         let arriving = e.opposite();
         let vcs = [0, 1].map(|v| link.source(&format!("m_axis_vc{v}"), word));
@@ -372,16 +372,6 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
         }
     }
     Ok(d.finish())
-}
-
-/// A stream that never offers a beat.
-pub(super) fn idle_stream(to: &Sink) {
-    let a = &to.0;
-    a.data.define(0u32);
-    for s in [a.keep, a.last, a.user].into_iter().flatten() {
-        s.define(0u32);
-    }
-    a.valid.define(0u32);
 }
 
 /// Whole packets from the two VC streams of a link into one stream with `tuser` = the VC (the
