@@ -163,11 +163,8 @@ impl<D: Device> Torus<D> {
     }
 
     /// Runs one allreduce of `vectors` (one per node, equal lengths, elements of `ty` as bits) with
-    /// the operator `op`, striped over the engines on `engines` (ports `[a, b]` each, the
-    /// collective unit's first; [`stripes::chains`] may use fewer): writes every engine's
-    /// program for its chain, sends slice k of each vector to engine k as packets of at most
-    /// `packet_bytes`, and returns the striping and each node's whole result; `pressure` and
-    /// `limit` as in [`Torus::allreduce`].
+    /// the operator `op`, striped over the engines on `engines`: [`Torus::collective_striped`]
+    /// for [`Collective::Allreduce`].
     #[allow(clippy::too_many_arguments)]
     pub fn allreduce_striped(
         &mut self,
@@ -179,13 +176,37 @@ impl<D: Device> Torus<D> {
         pressure: Option<u64>,
         limit: u64,
     ) -> Result<(Striping, AllreduceRun), Error> {
+        self.collective_striped(Collective::Allreduce, engines, ty, op, vectors, packet_bytes, pressure, limit)
+    }
+
+    /// Runs one collective `c` of the user's vectors `inputs` (one per node, equal lengths,
+    /// elements of `ty` as bits) with the operator `op` (broadcast, allgather and barrier run
+    /// `or`), striped over the engines on `engines` (ports `[a, b]` each, the collective unit's
+    /// first; [`stripes::chains`] may use fewer): writes every engine's program for its chain,
+    /// sends slice k of each host's contribution to engine k as packets of at most
+    /// `packet_bytes`, and returns the striping and each node's result as the user sees it
+    /// ([`Collective::result`]); `pressure` and `limit` as in [`Torus::allreduce`]. An engine
+    /// whose slice is empty (a vector shorter than the chains are many) has no part.
+    #[allow(clippy::too_many_arguments)]
+    pub fn collective_striped(
+        &mut self,
+        c: Collective,
+        engines: &[[usize; 2]],
+        ty: ElementType,
+        op: ReduceOp,
+        inputs: &[Vec<u128>],
+        packet_bytes: usize,
+        pressure: Option<u64>,
+        limit: u64,
+    ) -> Result<(Striping, AllreduceRun), Error> {
         let config = self.config.clone();
+        let nodes = config.nodes();
         let striping = stripes::chains(&config, engines.len()).map_err(|e| Error::Config(e.to_string()))?;
         let k = striping.chains.len();
-        let plans = stripes::plans(&config, &striping, engines);
+        let plans = stripes::plans(&config, &striping, c, engines).map_err(|e| Error::Config(e.to_string()))?;
         // The unit's program as for a plain chain (`small_bytes` 0: never the butterfly), with the
         // operator; each stripe's role and destinations in its own registers.
-        self.write_programs(&plans[0], op)?;
+        self.write_programs(&plans[0], c.operator(op))?;
         for (s, programs) in plans.iter().enumerate().skip(1) {
             for (n, p) in programs.iter().enumerate() {
                 for (i, v) in [p.flags, p.dst_a, p.dst_b].into_iter().enumerate() {
@@ -193,15 +214,27 @@ impl<D: Device> Torus<D> {
                 }
             }
         }
-        let len = vectors.first().map_or(0, |v| v.len());
-        let cut: Vec<Vec<Vec<u128>>> = (0..k).map(|s| vectors.iter().map(|v| v[stripes::slice(len, s, k)].to_vec()).collect()).collect();
-        let expects: Vec<Vec<usize>> = cut.iter().map(|c| c.iter().map(|v| v.len()).collect()).collect();
-        let packets: Vec<Vec<usize>> = cut.iter().map(|c| packet_sizes(ty.bytes() * c[0].len(), packet_bytes)).collect();
+        let contributions = c.contributions(&config, inputs);
+        let len = contributions.iter().map(|v| v.len()).max().unwrap_or(0);
+        let n = inputs.first().map_or(0, |v| v.len());
+        let cut: Vec<Vec<Vec<u128>>> = (0..k).map(|s| contributions.iter().map(|v| if v.is_empty() { vec![] } else { v[stripes::slice(len, s, k)].to_vec() }).collect()).collect();
+        // Engine k delivers slice k of what the unit alone would deliver.
+        let expects: Vec<Vec<usize>> = (0..k).map(|s| (0..nodes).map(|node| stripes::slice(c.delivered(&config, node, n), s, k).len()).collect()).collect();
+        let packets: Vec<Vec<usize>> = (0..k).map(|s| packet_sizes(ty.bytes() * stripes::slice(len, s, k).len(), packet_bytes)).collect();
         let ids: Vec<Vec<u32>> = packets.iter().map(|p| vec![0; p.len()]).collect();
         let lanes: Vec<Lane> = (0..k).map(|s| Lane { port: engines[s][0], vectors: &cut[s], expects: &expects[s], packets: &packets[s], ids: &ids[s] }).collect();
         let (cycles, results, timed_out) = self.engine_lanes(&lanes, ty.bits(), pressure, limit, &mut |_| {})?;
-        let whole = (0..config.nodes()).map(|n| results.iter().flat_map(|r| r[n].iter().copied()).collect()).collect();
-        Ok((striping, AllreduceRun { cycles, results: whole, timed_out }))
+        let results = (0..nodes)
+            .map(|node| {
+                let whole: Vec<u128> = results.iter().flat_map(|r| r[node].iter().copied()).collect();
+                if whole.is_empty() {
+                    whole
+                } else {
+                    c.result(&config, node, whole)
+                }
+            })
+            .collect();
+        Ok((striping, AllreduceRun { cycles, results, timed_out }))
     }
 
     /// Sets every node's watchdog (register `allreduce_timeout`): `cycles` without progress after

@@ -361,10 +361,13 @@ fn collectives_on(src: &Sources, systems: &[&str], command: &str) -> Result<Stri
         let body = rows(&j["points"])
             .iter()
             .map(|p| {
+                let striped = if p["striped_cycles"].is_u64() { format!("{} ({})", int(&p["striped_cycles"]), int(&p["stripes"])) } else { "–".into() };
                 vec![
                     p["collective"].as_str().unwrap_or("?").to_string(),
                     int(&p["elements"]),
                     int(&p["cycles"]),
+                    striped,
+                    int(if p["best_cycles"].is_u64() { &p["best_cycles"] } else { &p["cycles"] }),
                     fixed(f(&p["microseconds"]), 2),
                     fixed(f(&p["bytes_per_second"]) / 1e6, 0),
                     int(&p["bound_cycles"]),
@@ -373,11 +376,11 @@ fn collectives_on(src: &Sources, systems: &[&str], command: &str) -> Result<Stri
             })
             .collect();
         let caption = format!(
-            "`{system}` ({} MHz): binary32, sums where a collective reduces, reduce and broadcast rooted at node 0; MB/s is one node's vector over the time. Bound: the bytes the busiest node must receive over {}. `{command}` (bench/collectives_{system}.json).",
+            "`{system}` ({} MHz): binary32, sums where a collective reduces, reduce and broadcast rooted at node 0; cycles on the collective unit alone (the butterfly where it takes the vector, else the chain) and striped over the torus's chains (in brackets how many; – not run); µs, MB/s (one node's vector over the time) and the ratio to the bound for the faster. Bound: the bytes the busiest node must receive over {}. `{command}` (bench/collectives_{system}.json).",
             j["fabric_mhz"],
             fabric(j)
         );
-        table(&caption, &["collective", "elements per node", "cycles", "µs", "MB/s", "bound", "cycles / bound"], body)
+        table(&caption, &["collective", "elements per node", "unit", "striped (chains)", "best", "µs", "MB/s", "bound", "best / bound"], body)
     })
 }
 

@@ -25,7 +25,7 @@
 use super::butterfly::{self, BUTTERFLY_BYTES};
 use super::element::{ElementType, ReduceOp};
 use super::engine::FLAGS;
-use super::plan::{chain, packet_sizes, plan_rooted, reference_rooted, Program};
+use super::plan::{chain, chain_around, packet_sizes, plan_on, reference_on, Program};
 use crate::router::RouterConfig;
 
 /// The butterfly's size limit the collectives program (register `allreduce_small_bytes`): the
@@ -74,11 +74,22 @@ impl Collective {
         }
     }
 
-    /// The root's position on the chain.
-    fn root_position(self, config: &RouterConfig) -> usize {
+    /// The collective unit's chain for this collective: reduce and broadcast along the snake
+    /// turned so that their root sits in its middle ([`chain_around`]), the others along the
+    /// snake.
+    pub fn unit_chain(self, config: &RouterConfig) -> Vec<[usize; 3]> {
         match self {
-            Collective::Reduce { root } | Collective::Broadcast { root } => chain(config.dims).iter().position(|c| config.node(*c) == root).expect("root is a node"),
-            _ => config.nodes() / 2,
+            Collective::Reduce { root } | Collective::Broadcast { root } => chain_around(config, root),
+            _ => chain(config.dims),
+        }
+    }
+
+    /// The root's position on the chain `order`: the given node for reduce and broadcast, else
+    /// the middle.
+    pub(super) fn root_position(self, config: &RouterConfig, order: &[[usize; 3]]) -> usize {
+        match self {
+            Collective::Reduce { root } | Collective::Broadcast { root } => order.iter().position(|c| config.node(*c) == root).expect("root is a node"),
+            _ => order.len() / 2,
         }
     }
 
@@ -90,19 +101,29 @@ impl Collective {
         }
     }
 
-    /// Every node's program (indexed by node number) for the engine on ports `[a, b]`; a root
-    /// that is not a node is an error naming the range.
+    /// Every node's program (indexed by node number) for the engine on ports `[a, b]`: along
+    /// [`Collective::unit_chain`], and the butterfly for short vectors where it applies; a root that is not a node is
+    /// an error naming the range.
     pub fn programs(self, config: &RouterConfig, ports: [usize; 2]) -> Result<Vec<Program>, crate::Error> {
+        let mut programs = self.programs_on(config, &self.unit_chain(config), ports)?;
+        let small = self.small_bytes(config);
+        for p in programs.iter_mut() {
+            p.small_bytes = small;
+        }
+        Ok(programs)
+    }
+
+    /// Every node's program along the chain `order` (node coordinates, consecutive ones
+    /// neighbours) for a chain engine on ports `[a, b]`, everything on the chain (`small_bytes`
+    /// 0): the root at the given node for reduce and broadcast, else in the middle.
+    pub fn programs_on(self, config: &RouterConfig, order: &[[usize; 3]], ports: [usize; 2]) -> Result<Vec<Program>, crate::Error> {
         if let Collective::Reduce { root } | Collective::Broadcast { root } = self {
             if root >= config.nodes() {
                 return Err(crate::Error::Config(format!("{} root {root}: allowed nodes 0..={}", self.name(), config.nodes() - 1)));
             }
         }
-        let m = self.root_position(config);
-        let mut programs = plan_rooted(config, ports, m);
-        let small = self.small_bytes(config);
+        let mut programs = plan_on(config, order, ports, self.root_position(config, order));
         for p in programs.iter_mut() {
-            p.small_bytes = small;
             let root = p.flags & flag("root") != 0;
             match self {
                 Collective::Reduce { .. } if root => p.flags &= !(flag("fwd_a") | flag("fwd_b")),
@@ -167,16 +188,22 @@ impl Collective {
     /// packet of at most [`Collective::small_bytes`], else the chain's
     /// ([`super::plan::reference()`]); copies for the others.
     pub fn reference(self, config: &RouterConfig, inputs: &[Vec<u128>], ty: ElementType, op: ReduceOp, packet_bytes: usize) -> Vec<Vec<u128>> {
-        let p = config.nodes();
-        let (m, small) = (self.root_position(config), self.small_bytes(config) as usize);
-        let reduced = || {
+        let small = self.small_bytes(config) as usize;
+        self.outcome(config, inputs, || {
             let bytes = inputs.first().map_or(0, |v| v.len()) * ty.bytes();
             if bytes <= small && self.packets(config, bytes, packet_bytes).len() == 1 {
                 butterfly::reference(config, inputs, ty, op).swap_remove(0)
             } else {
-                reference_rooted(config, inputs, ty, op, m)
+                let order = self.unit_chain(config);
+                reference_on(config, &order, inputs, ty, op, self.root_position(config, &order))
             }
-        };
+        })
+    }
+
+    /// What each node's host gets (indexed by node number; empty: nothing) from the user's
+    /// vectors `inputs`, given the engines' `reduced` vector (called only by the reductions).
+    pub(super) fn outcome(self, config: &RouterConfig, inputs: &[Vec<u128>], reduced: impl Fn() -> Vec<u128>) -> Vec<Vec<u128>> {
+        let p = config.nodes();
         match self {
             Collective::Allreduce => vec![reduced(); p],
             Collective::Reduce { root } => (0..p).map(|n| if n == root { reduced() } else { vec![] }).collect(),

@@ -21,7 +21,7 @@ pub mod unit;
 pub use collective::Collective;
 pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};
 pub use engine::{engine, module_name, COUNTERS, ERROR_TAG, FLAGS, FLAG_MEANINGS, GRANT_TAG, PARTIAL_TAG, RESULT_TAG};
-pub use plan::{chain, packet_sizes, plan, plan_on, plan_rooted, reference, reference_f32, reference_on, reference_rooted, Program};
+pub use plan::{chain, chain_around, packet_sizes, plan, plan_on, plan_rooted, reference, reference_f32, reference_on, reference_rooted, Program};
 pub use stripes::{Striping, MAX_STRIPES};
 
 /// The engine and the butterfly as shipped modules (`weft check allreduce_w128`,

@@ -52,6 +52,24 @@ pub fn chain(dims: [usize; 3]) -> Vec<[usize; 3]> {
     out
 }
 
+/// The snake turned so that node `root` sits at its middle, position `P / 2`, when the snake
+/// closes into a ring (its last node a neighbour of its first, as on every shipped system): a
+/// rooted collective then needs `P / 2` steps to or from its root wherever that is, instead of
+/// up to `P − 1`. Otherwise the snake itself.
+pub fn chain_around(config: &RouterConfig, root: usize) -> Vec<[usize; 3]> {
+    let snake = chain(config.dims);
+    let (first, last) = (config.node(snake[0]), config.node(snake[snake.len() - 1]));
+    let ring = snake.len() > 2 && config.directions().into_iter().any(|d| config.neighbour(last, d) == first);
+    let at = snake.iter().position(|c| config.node(*c) == root);
+    match at {
+        Some(at) if ring => {
+            let p = snake.len();
+            (0..p).map(|i| snake[(at + p + i - p / 2) % p]).collect()
+        }
+        _ => snake,
+    }
+}
+
 fn flag(name: &str) -> u32 {
     1 << FLAGS.iter().position(|f| *f == name).expect("allreduce flag")
 }
@@ -141,4 +159,32 @@ pub fn reference_on(config: &RouterConfig, order: &[[usize; 3]], vectors: &[Vec<
 pub fn reference_f32(config: &RouterConfig, vectors: &[Vec<f32>]) -> Vec<f32> {
     let bits: Vec<Vec<u128>> = vectors.iter().map(|v| v.iter().map(|x| x.to_bits() as u128).collect()).collect();
     reference(config, &bits, ElementType::F32, ReduceOp::Sum).into_iter().map(|x| f32::from_bits(x as u32)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Turned around any root, the chain still visits every node once with neighbours side by
+    /// side (the snake's closing link included) and has the root in its middle; a snake that is
+    /// no ring stays as it is.
+    #[test]
+    fn a_chain_turned_around_its_root_keeps_neighbours_side_by_side() {
+        for dims in [[4, 2, 1], [2, 2, 2], [8, 1, 1], [4, 4, 4]] {
+            let config = RouterConfig { dims, ..Default::default() };
+            let p = config.nodes();
+            for root in 0..p {
+                let order: Vec<usize> = chain_around(&config, root).iter().map(|c| config.node(*c)).collect();
+                assert_eq!(order[p / 2], root, "{dims:?}");
+                let mut seen = order.clone();
+                seen.sort();
+                assert_eq!(seen, (0..p).collect::<Vec<_>>(), "{dims:?}");
+                for w in order.windows(2) {
+                    assert!(config.directions().into_iter().any(|d| config.neighbour(w[0], d) == w[1]), "{dims:?} root {root}: {} and {} are not neighbours", w[0], w[1]);
+                }
+            }
+        }
+        let open = RouterConfig { dims: [3, 3, 1], ..Default::default() };
+        assert_eq!(chain_around(&open, 4), chain([3, 3, 1]));
+    }
 }

@@ -1,5 +1,5 @@
-//! Striped allreduce: a long vector cut into K slices, slice k reduced along chain k by the k-th
-//! engine of every node, all K at once.
+//! Striped collectives: a long vector cut into K slices, slice k carried along chain k by the
+//! k-th engine of every node, all K at once; every collective of [`Collective`] runs so.
 //!
 //! One chain carries every element once each way over each of its P − 1 edges, so it uses two
 //! of a node's links; on the shipped tori a node routes over three. K chains (Hamiltonian paths
@@ -14,11 +14,15 @@
 //! The links counted are those the router routes on: every ring of three or more nodes has one
 //! per neighbour pair, a dimension of two nodes one (its + link each way).
 //!
-//! **Order.** Slice k (elements `[k·n/K, (k+1)·n/K)`) follows chain k's order
-//! ([`super::plan::reference_on`]); [`reference()`] concatenates the K slices.
+//! **Order.** Slice k (elements `[k·n/K, (k+1)·n/K)` of what each host sends) follows chain k's
+//! order ([`super::plan::reference_on`]) with the collective's root on that chain (reduce and
+//! broadcast: the given node on every chain; the others: the chain's middle);
+//! [`reduction()`] concatenates the K slices, [`collective_reference()`] gives every host's
+//! result.
 
+use super::collective::Collective;
 use super::element::{ElementType, ReduceOp};
-use super::plan::{chain, plan_on, reference_on, Program};
+use super::plan::{chain, reference_on, Program};
 use crate::router::RouterConfig;
 use crate::Error;
 
@@ -170,22 +174,34 @@ pub fn slice(n: usize, k: usize, stripes: usize) -> std::ops::Range<usize> {
     k * n / stripes..(k + 1) * n / stripes
 }
 
-/// Every node's program for each chain of `striping`, chain k on engine ports `ports[k]`:
-/// `[chain][node]`.
-pub fn plans(config: &RouterConfig, striping: &Striping, ports: &[[usize; 2]]) -> Vec<Vec<Program>> {
-    striping.chains.iter().zip(ports).map(|(order, &pair)| plan_on(config, order, pair, order.len() / 2)).collect()
+/// Every node's program of the collective `c` for each chain of `striping`, chain k on engine
+/// ports `ports[k]`: `[chain][node]`. Reduce and broadcast keep their root node on every chain;
+/// the others have theirs in each chain's middle.
+pub fn plans(config: &RouterConfig, striping: &Striping, c: Collective, ports: &[[usize; 2]]) -> Result<Vec<Vec<Program>>, Error> {
+    striping.chains.iter().zip(ports).map(|(order, &pair)| c.programs_on(config, order, pair)).collect()
 }
 
-/// The result every node receives from a striped allreduce of `vectors` (indexed by node):
-/// slice k reduced in chain k's order, the slices concatenated.
-pub fn reference(config: &RouterConfig, striping: &Striping, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<u128> {
+/// The reduction a striped collective `c` computes from `vectors` (indexed by node): slice k
+/// reduced in chain k's order with `c`'s root on that chain, the slices concatenated.
+pub fn reduction(config: &RouterConfig, striping: &Striping, c: Collective, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<u128> {
     let (n, k) = (vectors[0].len(), striping.chains.len());
     let mut out = vec![];
     for (i, order) in striping.chains.iter().enumerate() {
         let cut: Vec<Vec<u128>> = vectors.iter().map(|v| v[slice(n, i, k)].to_vec()).collect();
-        out.extend(reference_on(config, order, &cut, ty, op, order.len() / 2));
+        out.extend(reference_on(config, order, &cut, ty, op, c.root_position(config, order)));
     }
     out
+}
+
+/// The result every node receives from a striped allreduce of `vectors` (indexed by node).
+pub fn reference(config: &RouterConfig, striping: &Striping, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<u128> {
+    reduction(config, striping, Collective::Allreduce, vectors, ty, op)
+}
+
+/// What each node's host gets (indexed by node number; empty: nothing) from the collective `c`
+/// of the user's vectors `inputs` striped over `striping`, the operator `op` where it reduces.
+pub fn collective_reference(config: &RouterConfig, striping: &Striping, c: Collective, inputs: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<Vec<u128>> {
+    c.outcome(config, inputs, || reduction(config, striping, c, inputs, ty, op))
 }
 
 #[cfg(test)]
