@@ -276,7 +276,7 @@ fn a_striped_allreduce_reduces_each_slice_along_its_chain() {
         let want = stripes::reference(&config.router, &striping, &v, ElementType::F32, ReduceOp::Sum);
         let snake = reference(&config.router, &v, ElementType::F32, ReduceOp::Sum);
         assert!(len < 50 || snake != want, "{len} elements: the chains' orders are not visible in this data");
-        let (used, run) = torus.allreduce_striped(&engines, ElementType::F32, ReduceOp::Sum, &v, 64, pressure, 20_000).unwrap();
+        let (used, run) = torus.collective_striped(Collective::Allreduce, &engines, ElementType::F32, ReduceOp::Sum, &v, 64, pressure, 20_000).unwrap();
         assert_eq!(used, striping);
         for (n, got) in run.results.iter().enumerate() {
             assert_eq!(*got, want, "node {n}, {len} elements");

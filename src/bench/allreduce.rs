@@ -288,7 +288,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             return Err(Error::Check(format!("{}: {elements} elements of {} ({}), selected by size: a node differs from the reference", system.name, ty.name(), options.op.name())));
         }
         let butterfly = size * elements <= all.small_bytes(&rc) as usize;
-        let (striping, striped) = torus.allreduce_striped(&engines, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ elements as u64 ^ 2), limit)?;
+        let (striping, striped) = torus.collective_striped(Collective::Allreduce, &engines, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ elements as u64 ^ 2), limit)?;
         if striped.results.iter().any(|got| *got != stripes::reference(&rc, &striping, &vectors, ty, options.op)) {
             return Err(Error::Check(format!("{}: {elements} elements of {} ({}), striped: a node differs from the reference", system.name, ty.name(), options.op.name())));
         }

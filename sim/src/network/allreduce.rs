@@ -162,23 +162,6 @@ impl<D: Device> Torus<D> {
         Ok(Batch { cycles: run.cycles, results, timed_out: run.timed_out })
     }
 
-    /// Runs one allreduce of `vectors` (one per node, equal lengths, elements of `ty` as bits) with
-    /// the operator `op`, striped over the engines on `engines`: [`Torus::collective_striped`]
-    /// for [`Collective::Allreduce`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn allreduce_striped(
-        &mut self,
-        engines: &[[usize; 2]],
-        ty: ElementType,
-        op: ReduceOp,
-        vectors: &[Vec<u128>],
-        packet_bytes: usize,
-        pressure: Option<u64>,
-        limit: u64,
-    ) -> Result<(Striping, AllreduceRun), Error> {
-        self.collective_striped(Collective::Allreduce, engines, ty, op, vectors, packet_bytes, pressure, limit)
-    }
-
     /// Runs one collective `c` of the user's vectors `inputs` (one per node, equal lengths,
     /// elements of `ty` as bits) with the operator `op` (broadcast, allgather and barrier run
     /// `or`), striped over the engines on `engines` (ports `[a, b]` each, the collective unit's
