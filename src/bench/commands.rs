@@ -201,7 +201,7 @@ fn systems_or_default(configs: &[PathBuf]) -> Result<Vec<crate::system::SystemCo
 /// projection; writes `airfoil_nodes.json` into `out`.
 pub fn airfoil_nodes(nodes: &[usize], out: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-airfoil-nodes-{}", std::process::id()));
-    let report = crate::bench::airfoil_nodes::run(nodes, Path::new("."), &work, &mut |line| eprintln!("{line}"));
+    let report = crate::bench::airfoil_nodes::run(nodes, &work, &mut |line| eprintln!("{line}"));
     let _ = std::fs::remove_dir_all(&work);
     let report = report?;
     print!("{}", crate::bench::airfoil_nodes::table(&report));

@@ -126,8 +126,6 @@ pub struct Row {
     pub overlaps_compute: bool,
     /// The simulated iteration at the fabric clock, µs.
     pub us_at_fabric_clock: f64,
-    /// The same at the measured Fmax, µs.
-    pub us_at_fmax: f64,
     /// The single node's simulated iteration over this one.
     pub speedup: f64,
 }
@@ -147,8 +145,6 @@ pub struct Projected {
     pub model: Split,
     /// 1000 iterations at the fabric clock, seconds.
     pub seconds_1000_at_fabric_clock: f64,
-    /// 1000 iterations at the measured Fmax, seconds.
-    pub seconds_1000_at_fmax: f64,
 }
 
 /// Everything `weft bench airfoil --nodes` measures; written to `bench/airfoil_nodes.json`.
@@ -164,10 +160,6 @@ pub struct Report {
     pub iterations: usize,
     /// The fabric clock of the shipped tori, MHz.
     pub fabric_mhz: f64,
-    /// The measured Fmax the second time column uses, MHz, and what it is.
-    pub fmax_mhz: f64,
-    /// Where [`Report::fmax_mhz`] comes from.
-    pub fmax_source: String,
     /// One row per simulated node count.
     pub rows: Vec<Row>,
     /// The projection's allreduce: cycles = `.0 + .1 · H`, H the hops on the butterfly's critical
@@ -286,7 +278,6 @@ fn on_torus(app: &Application<f64>, mesh: &MeshData, n: usize, work: &Path, log:
         exchange_percent: 100.0 * simulated.exchange / simulated.iteration,
         overlaps_compute: false,
         us_at_fabric_clock: 0.0,
-        us_at_fmax: 0.0,
         speedup: 0.0,
         simulated,
         model,
@@ -294,23 +285,13 @@ fn on_torus(app: &Application<f64>, mesh: &MeshData, n: usize, work: &Path, log:
     Ok((row, calibration))
 }
 
-/// The router's measured Fmax from `generated/reports/router_4x2x1.json` (MHz), the slowest
-/// block of the node with one.
-fn router_fmax(root: &Path) -> Result<f64, Error> {
-    let path = root.join("generated/reports/router_4x2x1.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-    v["timing"]["fmax_mhz"].as_f64().ok_or_else(|| Error::Input(format!("{}: no `timing.fmax_mhz`", path.display())))
-}
-
 /// Runs the study for `counts` (each 1 or a node count of [`SHAPES`]), building the tori
-/// in `work`; `root` is the repository (for the router's measured Fmax).
-pub fn run(counts: &[usize], root: &Path, work: &Path, log: &mut dyn FnMut(String)) -> Result<Report, Error> {
+/// in `work`.
+pub fn run(counts: &[usize], work: &Path, log: &mut dyn FnMut(String)) -> Result<Report, Error> {
     for &n in counts.iter().filter(|&&n| n != 1) {
         shape(n)?;
     }
     let fabric_mhz = crate::system::shipped()[0].fabric_mhz;
-    let fmax_mhz = router_fmax(root)?;
     let mesh = naca0012(GRID.0, GRID.1)?.data();
     let app = load(&mesh)?;
     let mut rows = vec![];
@@ -335,7 +316,6 @@ pub fn run(counts: &[usize], root: &Path, work: &Path, log: &mut dyn FnMut(Strin
                 exchange_percent: 0.0,
                 overlaps_compute: false,
                 us_at_fabric_clock: 0.0,
-                us_at_fmax: 0.0,
                 speedup: 0.0,
             });
         } else {
@@ -347,19 +327,15 @@ pub fn run(counts: &[usize], root: &Path, work: &Path, log: &mut dyn FnMut(Strin
     let single = rows.iter().find(|r| r.nodes == 1).map(|r| r.simulated.iteration);
     for r in &mut rows {
         r.us_at_fabric_clock = r.simulated.iteration / fabric_mhz;
-        r.us_at_fmax = r.simulated.iteration / fmax_mhz;
         r.speedup = single.map_or(f64::NAN, |s| s / r.simulated.iteration);
     }
-    let (projection, allreduce_line, projected_cells) = project(&calibrations, fabric_mhz, fmax_mhz, log)?;
+    let (projection, allreduce_line, projected_cells) = project(&calibrations, fabric_mhz, log)?;
     Ok(Report {
         precision: "binary64".into(),
         grid: GRID,
         cells: app.app.set_size(app.set_id("cells").expect("cells")),
         iterations: ITERATIONS,
         fabric_mhz,
-        fmax_mhz,
-        fmax_source: "router_4x2x1 post-route on a Lattice ECP5-85F (generated/reports/router_4x2x1.json), the slowest block of the node with a measured Fmax; the binary64 accelerator has none"
-            .into(),
         rows,
         allreduce_line,
         projected_cells,
@@ -374,7 +350,7 @@ fn hops(n: usize) -> Result<usize, Error> {
 }
 
 /// The model on the 720,000-cell mesh; `calibrations` from the simulated tori (at least one).
-fn project(calibrations: &[(usize, Calibration)], fabric_mhz: f64, fmax_mhz: f64, log: &mut dyn FnMut(String)) -> Result<(Vec<Projected>, (f64, f64), usize), Error> {
+fn project(calibrations: &[(usize, Calibration)], fabric_mhz: f64, log: &mut dyn FnMut(String)) -> Result<(Vec<Projected>, (f64, f64), usize), Error> {
     let Some((_, largest)) = calibrations.iter().max_by_key(|c| c.0) else {
         return Ok((vec![], (f64::NAN, f64::NAN), 0));
     };
@@ -398,7 +374,6 @@ fn project(calibrations: &[(usize, Calibration)], fabric_mhz: f64, fmax_mhz: f64
             cells_max: cells_max(&app, &p, &h),
             halo_bytes: s.halo_bytes(),
             seconds_1000_at_fabric_clock: 1000.0 * model.iteration / (fabric_mhz * 1e6),
-            seconds_1000_at_fmax: 1000.0 * model.iteration / (fmax_mhz * 1e6),
             model,
         });
     }
@@ -408,10 +383,10 @@ fn project(calibrations: &[(usize, Calibration)], fabric_mhz: f64, fmax_mhz: f64
 /// The tables.
 pub fn table(r: &Report) -> String {
     let mut t = format!("Airfoil over N nodes, {}, NACA0012 {}x{} ({} cells), {} iterations simulated; cycles an iteration\n", r.precision, r.grid.0, r.grid.1, r.cells, r.iterations);
-    t += "  N  torus    cells/node  halo B/it   compute  exchange  reduction  iteration   model (error)   exchange %  speedup  us @fabric  us @Fmax\n";
+    t += "  N  torus    cells/node  halo B/it   compute  exchange  reduction  iteration   model (error)   exchange %  speedup  us @fabric\n";
     for w in &r.rows {
         t += &format!(
-            "  {:<2} {}x{}x{} {:>12} {:>10} {:>9.0} {:>9.0} {:>10.0} {:>10.0} {:>8.0} ({:+.2} %) {:>9.1} {:>8.2} {:>11.1} {:>9.1}\n",
+            "  {:<2} {}x{}x{} {:>12} {:>10} {:>9.0} {:>9.0} {:>10.0} {:>10.0} {:>8.0} ({:+.2} %) {:>9.1} {:>8.2} {:>11.1}\n",
             w.nodes,
             w.dims[0],
             w.dims[1],
@@ -426,15 +401,14 @@ pub fn table(r: &Report) -> String {
             w.model_error_percent,
             w.exchange_percent,
             w.speedup,
-            w.us_at_fabric_clock,
-            w.us_at_fmax
+            w.us_at_fabric_clock
         );
     }
     t += &format!("\n{} cells by the model (allreduce {:.0} + {:.1}·H cycles, H the butterfly's hops):\n", r.projected_cells, r.allreduce_line.0, r.allreduce_line.1);
-    t += "  N   torus   cells/node  halo B/it   compute  exchange  reduction  iteration  1000 it @fabric  1000 it @Fmax\n";
+    t += "  N   torus   cells/node  halo B/it   compute  exchange  reduction  iteration  1000 it @fabric\n";
     for p in &r.projection {
         t += &format!(
-            "  {:<3} {}x{}x{} {:>11} {:>10} {:>9.0} {:>9.0} {:>10.0} {:>10.0} {:>14.3} s {:>12.3} s\n",
+            "  {:<3} {}x{}x{} {:>11} {:>10} {:>9.0} {:>9.0} {:>10.0} {:>10.0} {:>14.3} s\n",
             p.nodes,
             p.dims[0],
             p.dims[1],
@@ -445,8 +419,7 @@ pub fn table(r: &Report) -> String {
             p.model.exchange,
             p.model.reduction,
             p.model.iteration,
-            p.seconds_1000_at_fabric_clock,
-            p.seconds_1000_at_fmax
+            p.seconds_1000_at_fabric_clock
         );
     }
     for (n, s) in &r.op2_seconds {

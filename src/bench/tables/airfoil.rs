@@ -86,8 +86,24 @@ fn node_counts(j: &serde_json::Value) -> String {
     rows(&j["rows"]).iter().map(|r| int(&r["nodes"])).collect::<Vec<_>>().join(",")
 }
 
+/// The router's median Fmax over the placement seeds of `weft bench timing`
+/// (`bench/timing.json`, `router_4x2x1` on the ECP5-85F), MHz: the slowest block of the node with
+/// a measured Fmax (the binary64 accelerator has none).
+fn router_fmax(src: &Sources) -> Result<f64, Error> {
+    let timing = load(&src.bench, "timing.json")?;
+    rows(&timing)
+        .iter()
+        .find(|r| r["module"] == "router_4x2x1")
+        .and_then(|r| r["median_fmax_mhz"].as_f64())
+        .ok_or_else(|| Error::Input("bench/timing.json: no `median_fmax_mhz` for router_4x2x1 (run `weft bench timing`)".into()))
+}
+
+/// What the Fmax columns say they use.
+const FMAX_SOURCE: &str = "the median over placement seeds of router_4x2x1 on a Lattice ECP5-85F (bench/timing.json), the slowest block of the node with a measured Fmax; the binary64 accelerator has none";
+
 pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "airfoil_nodes.json")?;
+    let fmax = router_fmax(src)?;
     let body = rows(&j["rows"])
         .iter()
         .map(|r| {
@@ -107,7 +123,7 @@ pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
                 fixed(f(&r["exchange_percent"]), 1),
                 fixed(f(&r["speedup"]), 2),
                 fixed(f(&r["us_at_fabric_clock"]), 0),
-                fixed(f(&r["us_at_fmax"]), 0),
+                fixed(f(&s["iteration"]) / fmax, 0),
             ]
         })
         .collect();
@@ -120,8 +136,8 @@ pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
             int(&j["cells"]),
             int(&j["iterations"]),
             f(&j["fabric_mhz"]),
-            f(&j["fmax_mhz"]),
-            j["fmax_source"].as_str().unwrap_or(""),
+            fmax,
+            FMAX_SOURCE,
             node_counts(&j)
         ),
         &["N", "torus", "cells / node", "halo bytes", "compute", "exchange", "reduction", "iteration", "model", "exchange %", "speedup", "µs (fabric clock)", "µs (Fmax)"],
@@ -131,6 +147,7 @@ pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
 
 pub(super) fn nodes_projection(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "airfoil_nodes.json")?;
+    let fmax = router_fmax(src)?;
     let mut body: Vec<Vec<String>> = rows(&j["projection"])
         .iter()
         .map(|p| {
@@ -144,7 +161,7 @@ pub(super) fn nodes_projection(src: &Sources) -> Result<String, Error> {
                 int(&m["reduction"]),
                 int(&m["iteration"]),
                 fixed(f(&p["seconds_1000_at_fabric_clock"]), 3),
-                fixed(f(&p["seconds_1000_at_fmax"]), 3),
+                fixed(1000.0 * f(&m["iteration"]) / (fmax * 1e6), 3),
             ]
         })
         .collect();
@@ -154,10 +171,11 @@ pub(super) fn nodes_projection(src: &Sources) -> Result<String, Error> {
     }
     Ok(table(
         &format!(
-            "Airfoil on OP2's {}-cell mesh split over 4–64 nodes by the model checked in the table above (compute from each node's compiled schedules; a hop, a packet and a link's bandwidth from the largest simulated torus; the allreduce {:.0} + {:.1}·H cycles, H the hops on the butterfly's critical path, a line through the simulated tori's), cycles an iteration and seconds for OP2's 1,000 iterations, beside OP2's published times for the same run. `weft bench airfoil --nodes {}` (bench/airfoil_nodes.json).",
+            "Airfoil on OP2's {}-cell mesh split over 4–64 nodes by the model checked in the table above (compute from each node's compiled schedules; a hop, a packet and a link's bandwidth from the largest simulated torus; the allreduce {:.0} + {:.1}·H cycles, H the hops on the butterfly's critical path, a line through the simulated tori's), cycles an iteration and seconds for OP2's 1,000 iterations at the fabric clock and at the router's median Fmax ({:.1} MHz, bench/timing.json), beside OP2's published times for the same run. `weft bench airfoil --nodes {}` (bench/airfoil_nodes.json).",
             int(&j["projected_cells"]),
             f(&j["allreduce_line"][0]),
             f(&j["allreduce_line"][1]),
+            fmax,
             node_counts(&j)
         ),
         &["what", "cells / node", "halo bytes", "compute", "exchange", "reduction", "iteration", "s (fabric clock)", "s (Fmax)"],
