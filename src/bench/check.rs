@@ -61,10 +61,11 @@ struct Context<'a> {
 }
 
 /// Every check, slowest first (the Verilator co-simulations), so that two workers finish together.
-const SECTIONS: [Section; 8] = [
+const SECTIONS: [Section; 9] = [
     ("beff: a ring of two 520N nodes, messages of 1 B, 1 KiB and 64 KiB: c = 1 streamed and in lockstep, c = 2 in lockstep", beff),
     ("dg: one step of MIDG2 on 48 elements over torus_2x2x2, no host", dg),
     ("allreduce: 1 and 64 elements on torus_4x2x1 in Verilator", allreduce),
+    ("collectives: each at 16 and 256 elements on torus_4x2x1 in Verilator, on the unit and striped", collectives),
     ("net: ping between neighbours of torus_4x2x1 in Verilator", net),
     ("router: zero-load latency on a 4x4x4 torus", router),
     ("airfoil: 960 cells, one pipeline, one iteration in the built-in simulator", airfoil),
@@ -191,6 +192,22 @@ fn allreduce(cx: &Context) -> Result<Vec<Figure>, Error> {
             p.selected_cycles as f64,
             TOLERANCE,
         ));
+    }
+    Ok(out)
+}
+
+fn collectives(cx: &Context) -> Result<Vec<Figure>, Error> {
+    let file = "collectives_torus_4x2x1.json";
+    let json = load(cx.bench, file)?;
+    let report = super::collectives::run(&crate::system::shipped_named("torus_4x2x1")?, &[16, 256], &cx.work.join("collectives"), &mut |_| {})?;
+    let mut out = vec![];
+    for p in &report.points {
+        let c = find(&json["points"], &[("collective", p.collective.as_str().into()), ("elements", p.elements.into())], file)?;
+        let what = |how: &str| format!("{} torus_4x2x1, {} elements: {how}", p.collective, p.elements);
+        out.push(figure(what("cycles on the unit"), number(c, "cycles", file)?, p.cycles as f64, TOLERANCE));
+        if let Some(striped) = p.striped_cycles {
+            out.push(figure(what("cycles striped"), number(c, "striped_cycles", file)?, striped as f64, TOLERANCE));
+        }
     }
     Ok(out)
 }

@@ -368,14 +368,7 @@ fn project(calibrations: &[(usize, Calibration)], fabric_mhz: f64, log: &mut dyn
         let c = Calibration { allreduce_cycles: (line.0 + line.1 * hops(n)? as f64).round() as u64, ..largest.clone() };
         let model = Split::new(compute, s.exchange_model(&c), (s.reductions as u64 * c.allreduce_cycles) as f64);
         log(format!("720,000 cells on {n} nodes: {:.0} cycles an iteration by the model ({:.0} compute)", model.iteration, model.compute));
-        out.push(Projected {
-            nodes: n,
-            dims,
-            cells_max: cells_max(&app, &p, &h),
-            halo_bytes: s.halo_bytes(),
-            seconds_1000_at_fabric_clock: 1000.0 * model.iteration / (fabric_mhz * 1e6),
-            model,
-        });
+        out.push(Projected { nodes: n, dims, cells_max: cells_max(&app, &p, &h), halo_bytes: s.halo_bytes(), seconds_1000_at_fabric_clock: 1000.0 * model.iteration / (fabric_mhz * 1e6), model });
     }
     Ok((out, line, app.app.set_size(app.set_id("cells").expect("cells"))))
 }
@@ -409,17 +402,7 @@ pub fn table(r: &Report) -> String {
     for p in &r.projection {
         t += &format!(
             "  {:<3} {}x{}x{} {:>11} {:>10} {:>9.0} {:>9.0} {:>10.0} {:>10.0} {:>14.3} s\n",
-            p.nodes,
-            p.dims[0],
-            p.dims[1],
-            p.dims[2],
-            p.cells_max,
-            p.halo_bytes,
-            p.model.compute,
-            p.model.exchange,
-            p.model.reduction,
-            p.model.iteration,
-            p.seconds_1000_at_fabric_clock
+            p.nodes, p.dims[0], p.dims[1], p.dims[2], p.cells_max, p.halo_bytes, p.model.compute, p.model.exchange, p.model.reduction, p.model.iteration, p.seconds_1000_at_fabric_clock
         );
     }
     for (n, s) in &r.op2_seconds {

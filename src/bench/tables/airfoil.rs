@@ -99,7 +99,8 @@ fn router_fmax(src: &Sources) -> Result<f64, Error> {
 }
 
 /// What the Fmax columns say they use.
-const FMAX_SOURCE: &str = "the median over placement seeds of router_4x2x1 on a Lattice ECP5-85F (bench/timing.json), the slowest block of the node with a measured Fmax; the binary64 accelerator has none";
+const FMAX_SOURCE: &str =
+    "the median over placement seeds of router_4x2x1 on a Lattice ECP5-85F (bench/timing.json), the slowest block of the node with a measured Fmax; the binary64 accelerator has none";
 
 pub(super) fn nodes(src: &Sources) -> Result<String, Error> {
     let j = load(&src.bench, "airfoil_nodes.json")?;
