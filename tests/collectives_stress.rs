@@ -1,8 +1,8 @@
 //! Randomized collectives on the generated nodes in Verilator ([`weft::bench::stress`]):
-//! mixed collectives, operators, roots and sizes, several operations in flight, random
-//! back-pressure on every host stream, bit errors on every cable and one cable pulled for a while;
-//! every result against the software reference, every engine's counters against what the hosts
-//! sent and took. The default run does 600 operations on torus_4x2x1 (binary32) and
+//! mixed collectives, operators, roots and sizes, on the collective unit (several operations in
+//! flight) and striped over the torus's chains, random back-pressure on every host stream, bit
+//! errors on every cable and one cable pulled for a while; every result against the software
+//! reference, every engine's counters against what the hosts sent and took. The default run does 600 operations on torus_4x2x1 (binary32) and
 //! torus_2x2x2 (int32); `-- --ignored` runs 50,000 on each, 10⁵ in all.
 
 use weft::bench::stress::stress;
@@ -15,10 +15,11 @@ fn run(which: usize, ty: ElementType, operations: usize, seed: u64) {
     let _ = std::fs::remove_dir_all(&work);
     let r = report.unwrap();
     eprintln!(
-        "{} ({}): {} operations in {} batches, {} elements, {} cycles; {} bits flipped, {} frames retransmitted, {} cable pulled",
-        r.system, r.element, r.operations, r.batches, r.elements, r.cycles, r.flipped_bits, r.retransmissions, r.cuts
+        "{} ({}): {} operations ({} striped) in {} batches, {} elements, {} cycles; {} bits flipped, {} frames retransmitted, {} cable pulled",
+        r.system, r.element, r.operations, r.striped, r.batches, r.elements, r.cycles, r.flipped_bits, r.retransmissions, r.cuts
     );
     assert_eq!(r.operations, operations);
+    assert!(r.striped > 0, "{r:?}: no striped operation");
     assert!(r.flipped_bits > 0 && r.retransmissions > 0 && r.cuts == 1, "{r:?}: the faults did not happen");
 }
 

@@ -222,7 +222,7 @@ pub fn striped_torus(system: &SystemConfig, ty: ElementType, work: &Path, progre
 }
 
 /// The engine on [`PORTS`] and stripe engines on `stripes`.
-fn with_engines(system: &SystemConfig, ty: ElementType, stripes: &[[usize; 2]]) -> SystemConfig {
+pub(crate) fn with_engines(system: &SystemConfig, ty: ElementType, stripes: &[[usize; 2]]) -> SystemConfig {
     let mut engine_system = system.clone();
     let used: Vec<usize> = PORTS.iter().chain(stripes.iter().flatten()).copied().collect();
     let local_ports = engine_system.node.router.local_ports.max(used.iter().max().unwrap() + 1);

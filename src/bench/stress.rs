@@ -6,11 +6,15 @@
 //! operation in its own packets of random size, so several are in flight along the chain. Every
 //! cable flips bits at the given rate, every host stream has random gaps and back-pressure, and
 //! one cable is pulled for a while in the middle of the run. Each operation carries its own id,
-//! which every result packet must bring back. At the end every node's engine must report no
-//! mismatched partial, no partial of another operation and no timeout, and its counters must
-//! have seen exactly the packets sent and delivered.
+//! which every result packet must bring back. About one batch in four (not the one with the
+//! pulled cable) is instead one operation of 3–300 elements striped over the torus's chains
+//! ([`Torus::collective_striped`]), checked against
+//! [`stripes::collective_reference`](weft_ip::system::allreduce::stripes::collective_reference).
+//! At the end every node's engines (the unit and each stripe engine) must report no mismatched
+//! partial, no partial of another operation and no timeout, and their counters must have seen
+//! exactly the packets sent and delivered.
 
-use crate::bench::allreduce::{engine_torus, PORTS};
+use crate::bench::allreduce::{striped_torus, with_engines, PORTS, STRIPE_PORTS};
 use crate::system::SystemConfig;
 use crate::Error;
 use serde::Serialize;
@@ -18,8 +22,7 @@ use std::path::Path;
 
 use weft_ip::router::Direction;
 use weft_ip::system::allreduce::check::operand;
-use weft_ip::system::allreduce::{Collective, ElementType, REDUCE_OPS};
-use weft_ip::system::Allreduce;
+use weft_ip::system::allreduce::{packet_sizes, stripes, Collective, ElementType, REDUCE_OPS};
 use weft_ip::weft_hdl::testbench::Rng;
 use weft_sim::link::VerilatorDevice;
 use weft_sim::network::Torus;
@@ -36,6 +39,8 @@ pub struct Stress {
     pub element: String,
     /// Operations run, every one checked.
     pub operations: usize,
+    /// Of those, operations striped over the chains.
+    pub striped: usize,
     /// Batches (one collective and operator each).
     pub batches: usize,
     /// Elements the user's vectors held, over all operations and nodes.
@@ -56,12 +61,14 @@ pub struct Stress {
 pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f64, seed: u64, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Stress, Error> {
     let rc = system.node.router.clone();
     let nodes = rc.nodes();
-    let mut torus = engine_torus(system, ty, work, progress)?;
+    let mut torus = striped_torus(system, ty, work, progress)?;
+    let engines: Vec<[usize; 2]> = std::iter::once(PORTS).chain(STRIPE_PORTS).collect();
     torus.set_bit_error_rate(ber);
     let mut rng = Rng::new(seed);
-    let mut report = Stress { system: system.name.clone(), element: ty.name().into(), operations: 0, batches: 0, elements: 0, cycles: 0, flipped_bits: 0, retransmissions: 0, cuts: 0 };
+    let mut report = Stress { system: system.name.clone(), element: ty.name().into(), operations: 0, striped: 0, batches: 0, elements: 0, cycles: 0, flipped_bits: 0, retransmissions: 0, cuts: 0 };
     let links: Vec<Direction> = Direction::ALL.into_iter().filter(|d| rc.dims[d.dim] >= 2).collect();
-    let (mut contributions, mut deliveries) = (vec![0u64; nodes], vec![0u64; nodes]);
+    // Packets each node's host sent to and took from each engine: `[engine][node]`.
+    let (mut contributions, mut deliveries) = (vec![vec![0u64; nodes]; engines.len()], vec![vec![0u64; nodes]; engines.len()]);
     while report.operations < operations {
         let root = rng.below(nodes as u64) as usize;
         let c = [Collective::Allreduce, Collective::Reduce { root }, Collective::Broadcast { root }, Collective::Allgather, Collective::ReduceScatter, Collective::Barrier][rng.below(6) as usize];
@@ -77,6 +84,35 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
         // The run's middle batch pulls one cable for CUT_CYCLES, starting a little after it begins.
         let cut = (report.operations < operations / 2 && report.operations + count >= operations / 2)
             .then(|| (rng.below(nodes as u64) as usize, links[rng.below(links.len() as u64) as usize], 50 + rng.below(200)));
+        if cut.is_none() && c != Collective::Barrier && rng.below(4) == 0 {
+            let n = 3 + rng.below(298) as usize;
+            let inputs: Vec<Vec<u128>> = (0..nodes).map(|_| (0..n).map(|_| operand(ty, &mut rng)).collect()).collect();
+            let limit = 400_000 + 40 * (nodes * n) as u64;
+            let (striping, run) = torus.collective_striped(c, &engines, ty, op, &inputs, packet_bytes, Some(rng.next_u64()), limit)?;
+            let want = stripes::collective_reference(&rc, &striping, c, &inputs, ty, op);
+            if let Some(node) = (0..nodes).find(|&m| run.results[m] != want[m]) {
+                return Err(Error::Check(format!("{}: batch {} ({} {} striped, {n} elements): node {node} differs from the reference", system.name, report.batches, c.name(), c.operator(op).name())));
+            }
+            if !run.timed_out.is_empty() {
+                return Err(Error::Check(format!("{}: batch {}: the watchdog reported nodes {:?}", system.name, report.batches, run.timed_out)));
+            }
+            let sends = c.contributions(&rc, &inputs);
+            let len = sends.iter().map(|v| v.len()).max().unwrap_or(0);
+            let k = striping.chains.len();
+            for e in 0..k {
+                let packets = packet_sizes(ty.bytes() * stripes::slice(len, e, k).len(), packet_bytes).len() as u64;
+                for m in 0..nodes {
+                    contributions[e][m] += packets * u64::from(!sends[m].is_empty());
+                    deliveries[e][m] += packets * u64::from(c.delivered(&rc, m, n) > 0);
+                }
+            }
+            report.elements += nodes * n;
+            report.operations += 1;
+            report.striped += 1;
+            report.batches += 1;
+            report.cycles += run.cycles;
+            continue;
+        }
         let start = torus.cycle;
         let mut at_each = |t: &mut Torus<VerilatorDevice>| {
             if let Some((node, d, after)) = cut {
@@ -108,8 +144,8 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
             let sends = c.contributions(&rc, inputs);
             let packets = c.packets(&rc, sends.iter().map(|v| v.len()).max().unwrap_or(0) * ty.bytes(), packet_bytes).len() as u64;
             for n in 0..nodes {
-                contributions[n] += packets * u64::from(!sends[n].is_empty());
-                deliveries[n] += packets * u64::from(c.delivered(&rc, n, inputs[0].len()) > 0);
+                contributions[0][n] += packets * u64::from(!sends[n].is_empty());
+                deliveries[0][n] += packets * u64::from(c.delivered(&rc, n, inputs[0].len()) > 0);
             }
             report.elements += inputs.iter().map(|v| v.len()).sum::<usize>();
         }
@@ -123,20 +159,22 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
             progress(&format!("{} operations in {} batches, {} cycles", report.operations, report.batches, report.cycles));
         }
     }
-    // The engines' counters against what the hosts sent and took.
-    let mut engine = system.node.clone();
-    engine.allreduce = Some(Allreduce::new(PORTS, ty));
-    let map = weft_ip::system::node::register_map(&engine);
+    // Every engine's counters against what the hosts sent to it and took from it.
+    let map = weft_ip::system::node::register_map(&with_engines(system, ty, &STRIPE_PORTS).node);
     let addr = |suffix: &str| map.iter().filter(|r| r.name.ends_with(suffix)).map(|r| r.addr).collect::<Vec<u32>>();
     for n in 0..nodes {
         let read = |t: &mut Torus<VerilatorDevice>, a: u32| t.axil_read(n, a).map(|(v, _)| v as u64);
-        let names = ["allreduce_contributions", "allreduce_results", "allreduce_mismatches", "allreduce_timeouts", "allreduce_id_mismatches"];
-        let mut got = vec![];
-        for a in names.map(|s| addr(s)[0]) {
-            got.push(read(&mut torus, a)?);
-        }
-        if got != [contributions[n] & 0xFFFF_FFFF, deliveries[n] & 0xFFFF_FFFF, 0, 0, 0] {
-            return Err(Error::Check(format!("{}: node {n}'s engine counted {got:?} ({names:?}), the hosts sent {} and took {} packets", system.name, contributions[n], deliveries[n])));
+        for e in 0..engines.len() {
+            let prefix = if e == 0 { "allreduce".to_string() } else { format!("allreduce_s{e}") };
+            let names = ["contributions", "results", "mismatches", "timeouts", "id_mismatches"].map(|c| format!("{prefix}_{c}"));
+            let mut got = vec![];
+            for name in &names {
+                let at = *addr(name).first().ok_or_else(|| Error::Check(format!("no register {name}")))?;
+                got.push(read(&mut torus, at)?);
+            }
+            if got != [contributions[e][n] & 0xFFFF_FFFF, deliveries[e][n] & 0xFFFF_FFFF, 0, 0, 0] {
+                return Err(Error::Check(format!("{}: node {n}'s engine {e} counted {got:?} ({names:?}), the hosts sent {} and took {} packets", system.name, contributions[e][n], deliveries[e][n])));
+            }
         }
         for a in addr("frames_retransmitted") {
             report.retransmissions += read(&mut torus, a)?;
