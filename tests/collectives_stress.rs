@@ -34,7 +34,7 @@ fn torus_2x2x2_int32_collectives_under_faults() {
 }
 
 #[test]
-#[ignore = "about an hour in Verilator: run with -- --ignored"]
+#[ignore = "about 40 minutes in Verilator: run with -- --ignored"]
 fn a_hundred_thousand_collectives_under_faults() {
     run(0, ElementType::F32, 50_000, 3);
     run(1, ElementType::I32, 50_000, 4);
