@@ -273,7 +273,7 @@ fn a_striped_allreduce_reduces_each_slice_along_its_chain() {
     let mut rng = Rng::new(11);
     for (len, pressure) in [(2, None), (90, Some(5))] {
         let v = bits(&vectors(&mut rng, 6, len));
-        let want = stripes::reference(&config.router, &striping, &v, ElementType::F32, ReduceOp::Sum);
+        let want = stripes::reduction(&config.router, &striping, Collective::Allreduce, &v, ElementType::F32, ReduceOp::Sum);
         let snake = reference(&config.router, &v, ElementType::F32, ReduceOp::Sum);
         assert!(len < 50 || snake != want, "{len} elements: the chains' orders are not visible in this data");
         let (used, run) = torus.collective_striped(Collective::Allreduce, &engines, ElementType::F32, ReduceOp::Sum, &v, 64, pressure, 20_000).unwrap();

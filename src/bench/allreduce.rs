@@ -63,6 +63,11 @@ pub const PORTS: [usize; 2] = [0, 1];
 /// The ports of the further chain engines of a striped allreduce ([`stripes`]).
 pub const STRIPE_PORTS: [[usize; 2]; MAX_STRIPES - 1] = [[2, 3], [4, 5]];
 
+/// Every engine's ports on a [`striped_torus`]: the unit's ([`PORTS`]), then the stripes'.
+pub fn engine_ports() -> Vec<[usize; 2]> {
+    std::iter::once(PORTS).chain(STRIPE_PORTS).collect()
+}
+
 /// One vector length (a row of `points` in `bench/allreduce_<system>.json`), in fabric-clock
 /// cycles. Without the fabric-alone runs ([`Options::baseline`] false) the baselines are `None`
 /// and the bounds and `to_bound` 0.
@@ -261,7 +266,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let lanes = system.node.link.lanes;
     let mut torus = striped_torus(system, ty, &work.join("engine"), progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
-    let engines: Vec<[usize; 2]> = std::iter::once(PORTS).chain(STRIPE_PORTS).collect();
+    let engines = engine_ports();
     let mut rng = Rng::new(0xA11);
     let mut points = vec![];
     for &elements in &options.lengths {
@@ -288,8 +293,8 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             return Err(Error::Check(format!("{}: {elements} elements of {} ({}), selected by size: a node differs from the reference", system.name, ty.name(), options.op.name())));
         }
         let butterfly = size * elements <= all.small_bytes(&rc) as usize;
-        let (striping, striped) = torus.collective_striped(Collective::Allreduce, &engines, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ elements as u64 ^ 2), limit)?;
-        if striped.results.iter().any(|got| *got != stripes::reference(&rc, &striping, &vectors, ty, options.op)) {
+        let (striping, striped) = torus.collective_striped(all, &engines, ty, options.op, &vectors, packet_bytes, options.pressure.map(|s| s ^ elements as u64 ^ 2), limit)?;
+        if striped.results.iter().any(|got| *got != stripes::reduction(&rc, &striping, all, &vectors, ty, options.op)) {
             return Err(Error::Check(format!("{}: {elements} elements of {} ({}), striped: a node differs from the reference", system.name, ty.name(), options.op.name())));
         }
         progress(&format!(

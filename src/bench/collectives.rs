@@ -22,7 +22,7 @@
 //! Each bound assumes every inbound link busy the whole time and no framing beyond the measured
 //! rate. Reduce and broadcast are rooted at node 0.
 
-use crate::bench::allreduce::{fabric_rates, striped_torus, verilate, Fabric, PACKET_BYTES, PORTS, STRIPE_PORTS};
+use crate::bench::allreduce::{engine_ports, fabric_rates, striped_torus, verilate, Fabric, PACKET_BYTES, PORTS};
 use crate::system::SystemConfig;
 use crate::Error;
 use serde::Serialize;
@@ -105,7 +105,7 @@ pub fn run(system: &SystemConfig, lengths: &[usize], work: &Path, progress: &mut
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle"));
     let fabric = Fabric::of(&rc, hop_cycles, link_bytes_per_cycle);
     let mut torus = striped_torus(system, ty, &work.join("engine"), progress)?;
-    let engines: Vec<[usize; 2]> = std::iter::once(PORTS).chain(STRIPE_PORTS).collect();
+    let engines = engine_ports();
     let mut rng = Rng::new(0xC011);
     let mut points = vec![];
     for c in MEASURED {

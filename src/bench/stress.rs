@@ -9,12 +9,12 @@
 //! which every result packet must bring back. About one batch in four (not the one with the
 //! pulled cable) is instead one operation of 3–300 elements striped over the torus's chains
 //! ([`Torus::collective_striped`]), checked against
-//! [`stripes::collective_reference`](weft_ip::system::allreduce::stripes::collective_reference).
+//! [`stripes::collective_reference`].
 //! At the end every node's engines (the unit and each stripe engine) must report no mismatched
 //! partial, no partial of another operation and no timeout, and their counters must have seen
 //! exactly the packets sent and delivered.
 
-use crate::bench::allreduce::{striped_torus, with_engines, PORTS, STRIPE_PORTS};
+use crate::bench::allreduce::{engine_ports, striped_torus, with_engines, PORTS, STRIPE_PORTS};
 use crate::system::SystemConfig;
 use crate::Error;
 use serde::Serialize;
@@ -62,7 +62,7 @@ pub fn stress(system: &SystemConfig, ty: ElementType, operations: usize, ber: f6
     let rc = system.node.router.clone();
     let nodes = rc.nodes();
     let mut torus = striped_torus(system, ty, work, progress)?;
-    let engines: Vec<[usize; 2]> = std::iter::once(PORTS).chain(STRIPE_PORTS).collect();
+    let engines = engine_ports();
     torus.set_bit_error_rate(ber);
     let mut rng = Rng::new(seed);
     let mut report = Stress { system: system.name.clone(), element: ty.name().into(), operations: 0, striped: 0, batches: 0, elements: 0, cycles: 0, flipped_bits: 0, retransmissions: 0, cuts: 0 };

@@ -193,11 +193,6 @@ pub fn reduction(config: &RouterConfig, striping: &Striping, c: Collective, vect
     out
 }
 
-/// The result every node receives from a striped allreduce of `vectors` (indexed by node).
-pub fn reference(config: &RouterConfig, striping: &Striping, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<u128> {
-    reduction(config, striping, Collective::Allreduce, vectors, ty, op)
-}
-
 /// What each node's host gets (indexed by node number; empty: nothing) from the collective `c`
 /// of the user's vectors `inputs` striped over `striping`, the operator `op` where it reduces.
 pub fn collective_reference(config: &RouterConfig, striping: &Striping, c: Collective, inputs: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<Vec<u128>> {
