@@ -7,7 +7,7 @@ use std::path::Path;
 
 use num_bigint::BigUint;
 use weft::hdl::float::reference::native_f32;
-use weft::hdl::float::{vectors, FloatFormat, FloatOperator};
+use weft::hdl::float::{vectors, FloatFormat, FloatOperator, Multiplier};
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
 use weft::ip::fp::convert::{operands, CONVERSIONS};
@@ -24,8 +24,9 @@ fn run(op: FloatOperator) {
     run_file(op, &file);
 }
 
+/// `op`'s module in `file` (the module named as the file).
 fn run_file(op: FloatOperator, file: &Path) {
-    let name = module_name(op);
+    let name = file.file_stem().and_then(|n| n.to_str()).expect("a module file").to_string();
     let operands = op.operands();
     let reference = |a: u32, b: u32| native_f32(op, a, b);
     let mut rng = Rng::new(0x5EED + op as u64);
@@ -102,7 +103,7 @@ fn fp32_mul_matches_native_f32_at_every_stage_count() {
     for stages in 0..=FloatOperator::Mul.max_stages(FloatFormat::BINARY32) {
         let file = dir.join(format!("s{stages}/fp32_mul.v"));
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, operator_verilog(FloatOperator::Mul, stages).unwrap()).unwrap();
+        std::fs::write(&file, operator_verilog(FloatOperator::Mul, stages, Multiplier::DspShift).unwrap()).unwrap();
         // (With no stage the module is combinational and its clock and reset unused.)
         if stages > 0 {
             verilator_lint(&file, "fp32_mul").unwrap_or_else(|e| panic!("{stages} stages: {e}"));
@@ -110,6 +111,15 @@ fn fp32_mul_matches_native_f32_at_every_stage_count() {
         run_file(FloatOperator::Mul, &file);
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The multiplier with its subnormal shift in LUTs (2 DSP48E1), shipped beside `fp32_mul`: the
+/// same 10⁶ operand sets, from its generated file (`-Wall` clean).
+#[test]
+fn fp32_mul_lut_shift_matches_native_f32() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("generated/fp/fp32_mul_lut_shift.v");
+    verilator_lint(&file, "fp32_mul_lut_shift").unwrap_or_else(|e| panic!("{e}"));
+    run_file(FloatOperator::Mul, &file);
 }
 
 #[test]

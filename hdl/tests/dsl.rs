@@ -1,7 +1,7 @@
 //! The kernel DSL: what it accepts, and that every malformed file gets an error with its line
 //! and column — never a panic.
 
-use weft_hdl::float::{FloatFormat, FloatOperator};
+use weft_hdl::float::{FloatFormat, FloatOperator, Multiplier};
 use weft_hdl::pipeline::{dsl, Stages};
 use weft_hdl::testbench::Rng;
 
@@ -132,8 +132,13 @@ fn vsum_only_as_a_whole_output() {
 /// Runs `inputs` (one set of lanes per beat) through the kernel's netlist in the built-in
 /// simulator, always valid and ready; returns the output lanes of each beat.
 fn simulate(k: &weft_hdl::pipeline::Kernel, inputs: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    simulate_with(k, inputs, &Stages::balanced(FloatFormat::BINARY32))
+}
+
+/// [`simulate`] with the kernel built with `stages`.
+fn simulate_with(k: &weft_hdl::pipeline::Kernel, inputs: &[Vec<u32>], stages: &Stages) -> Vec<Vec<u32>> {
     use weft_hdl::netlist::eval::Evaluator;
-    let (net, _) = k.netlist(&Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    let (net, _) = k.netlist(stages).unwrap();
     let mut ev = Evaluator::new(net);
     let valid = ev.input("s_axis_tvalid").unwrap();
     let ready = ev.input("m_axis_tready").unwrap();
@@ -186,4 +191,40 @@ fn nan_results_are_the_canonical_nan_in_software_as_in_hardware() {
         assert_eq!(sw, hw, "case {i}: software {sw:#010x?}, hardware {hw:#010x?}");
     }
     assert_eq!(hardware.len(), cases.len());
+}
+
+/// A kernel built with the multiplier whose subnormal shift is in LUTs: every product is that
+/// multiplier's module (exported Verilog), the latency is the default multiplier's, and every
+/// output matches the software evaluation bit for bit, with products that land subnormal.
+#[test]
+fn a_kernel_with_lut_shift_multipliers_matches_its_software_evaluation() {
+    use weft_hdl::export::{export_netlist, ModuleSpec};
+    let source = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kernels/dg_surface_flux.wk")).unwrap();
+    let k = dsl::parse(&source).unwrap();
+    let default = Stages::balanced(FloatFormat::BINARY32);
+    let lut = default.clone().with_multiplier(Multiplier::LutShift);
+    let (net, schedule) = k.netlist(&lut).unwrap();
+    assert_eq!(schedule.latency, k.netlist(&default).unwrap().1.latency);
+    let spec = ModuleSpec { family: "kernels", name: k.name.clone(), summary: String::new(), parameters: vec![], hidden_ports: vec![] };
+    let verilog = export_netlist(&spec, &net).unwrap();
+    let mul = format!("module {}_fp32_mul_lut_shift_s{}", k.name, lut.of(FloatOperator::Mul));
+    assert!(verilog.contains(&mul), "no `{mul}`");
+    assert!(!verilog.contains(&format!("module {}_fp32_mul_s", k.name)));
+    // Magnitudes from 2^-70 to 2^10: some products fall below binary32's normal range.
+    let mut rng = Rng::new(0x1u64 << 40 | 77);
+    let inputs: Vec<Vec<u32>> = (0..400)
+        .map(|_| {
+            (0..k.inputs.len())
+                .map(|_| {
+                    let exp = 127 - 70 + rng.below(80) as u32;
+                    (rng.below(2) as u32) << 31 | exp << 23 | (rng.next_u64() as u32 & 0x7F_FFFF)
+                })
+                .collect()
+        })
+        .collect();
+    let hardware = simulate_with(&k, &inputs, &lut);
+    assert_eq!(hardware.len(), inputs.len());
+    for (i, (lanes, hw)) in inputs.iter().zip(&hardware).enumerate() {
+        assert_eq!(&k.evaluate(lanes), hw, "beat {i}");
+    }
 }

@@ -3,7 +3,7 @@
 //! for binary32, binary64-then-round for binary16 and bfloat16. Every stage count is tested.
 
 use weft_hdl::float::reference::{self, native_f32, native_f64, FloatOp};
-use weft_hdl::float::{operator_netlist, vectors, FloatFormat, FloatOperator};
+use weft_hdl::float::{operator_netlist, operator_netlist_with, vectors, FloatFormat, FloatOperator, Multiplier};
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::netlist::Netlist;
 use weft_hdl::testbench::Rng;
@@ -60,7 +60,11 @@ fn reference_oracle(op: FloatOperator, f: FloatFormat, a: u128, b: u128) -> u128
 }
 
 fn check(op: FloatOperator, f: FloatFormat, stages: usize, pairs: &[(u128, u128)], seed: u64) {
-    let net = operator_netlist(op, f, stages).unwrap();
+    check_with(op, f, stages, pairs, seed, Multiplier::DspShift);
+}
+
+fn check_with(op: FloatOperator, f: FloatFormat, stages: usize, pairs: &[(u128, u128)], seed: u64, multiplier: Multiplier) {
+    let net = operator_netlist_with(op, f, stages, multiplier).unwrap();
     assert_eq!(net.latency(), stages, "{f} {} latency", op.name());
     let operands: Vec<Vec<u128>> = pairs.iter().map(|(a, b)| if op.operands() == 1 { vec![*a] } else { vec![*a, *b] }).collect();
     let results = stream(net, f.width(), &operands, 70, seed);
@@ -70,7 +74,7 @@ fn check(op: FloatOperator, f: FloatFormat, stages: usize, pairs: &[(u128, u128)
             FloatFormat::BINARY64 => native_f64(op, *a as u64, *b as u64) as u128,
             _ => reference_oracle(op, f, *a, *b),
         };
-        assert_eq!(got, want, "{f} {} with {stages} stages (seed {seed}): a={a:#x} b={b:#x} got {got:#x} want {want:#x}", op.name());
+        assert_eq!(got, want, "{f} {} ({multiplier:?}) with {stages} stages (seed {seed}): a={a:#x} b={b:#x} got {got:#x} want {want:#x}", op.name());
     }
 }
 
@@ -326,32 +330,70 @@ fn small_formats_mul_exhaustive_every_depth() {
 fn mul_piece_layouts_near_the_range_ends_every_depth() {
     for (exp, man) in [(8, 16), (8, 8), (9, 17), (5, 10), (8, 7)] {
         let f = FloatFormat::new(exp, man).unwrap();
-        let mut rng = Rng::new(81 + man as u64);
-        let (bias, emax) = (f.bias(), f.exp_max() as i64 - 1);
-        let frac = |rng: &mut Rng| {
-            let random = rng.next_u64() as u128 & ((1 << man) - 1);
-            if rng.chance(40) {
-                random & (random >> rng.below(man as u64))
-            } else {
-                random
-            }
-        };
-        let pairs: Vec<(u128, u128)> = (0..3000)
-            .map(|_| {
-                let ea = if rng.chance(25) { 0 } else { 1 + rng.below(emax as u64) as i64 };
-                // The result's exponent near the bottom, near the top, or anywhere.
-                let target = match rng.below(3) {
-                    0 => -(2 * man as i64 + 4) + rng.below(2 * man as u64 + 8) as i64,
-                    1 => emax - 3 + rng.below(5) as i64,
-                    _ => rng.below(emax as u64) as i64,
-                };
-                let eb = (target + bias - ea.max(1)).clamp(0, emax);
-                let pack = |rng: &mut Rng, e: i64| ((rng.below(2) as u128) << (exp + man)) | (e as u128) << man | frac(rng);
-                (pack(&mut rng, ea), pack(&mut rng, eb))
-            })
-            .collect();
+        let pairs = range_end_pairs(f, 3000, 81 + man as u64);
         for stages in 0..=FloatOperator::Mul.max_stages(f) {
             check(FloatOperator::Mul, f, stages, &pairs, 7000 + stages as u64);
+        }
+    }
+}
+
+/// `count` operand pairs of `f` whose product lands near underflow, near overflow or anywhere,
+/// with sparse fractions among them.
+fn range_end_pairs(f: FloatFormat, count: usize, seed: u64) -> Vec<(u128, u128)> {
+    let (exp, man) = (f.exp, f.man);
+    let mut rng = Rng::new(seed);
+    let (bias, emax) = (f.bias(), f.exp_max() as i64 - 1);
+    let frac = |rng: &mut Rng| {
+        let random = rng.next_u64() as u128 & ((1 << man) - 1);
+        if rng.chance(40) {
+            random & (random >> rng.below(man as u64))
+        } else {
+            random
+        }
+    };
+    (0..count)
+        .map(|_| {
+            let ea = if rng.chance(25) { 0 } else { 1 + rng.below(emax as u64) as i64 };
+            // The result's exponent near the bottom, near the top, or anywhere.
+            let target = match rng.below(3) {
+                0 => -(2 * man as i64 + 4) + rng.below(2 * man as u64 + 8) as i64,
+                1 => emax - 3 + rng.below(5) as i64,
+                _ => rng.below(emax as u64) as i64,
+            };
+            let eb = (target + bias - ea.max(1)).clamp(0, emax);
+            let pack = |rng: &mut Rng, e: i64| ((rng.below(2) as u128) << (exp + man)) | (e as u128) << man | frac(rng);
+            (pack(&mut rng, ea), pack(&mut rng, eb))
+        })
+        .collect()
+}
+
+/// The multiplier with its shift in LUTs ([`Multiplier::LutShift`], the binary32 product its
+/// only DSP multiply) against the references: binary32's hard cases, sparse products and
+/// operands near underflow and overflow at every depth; every pair of small formats; and
+/// formats of other shift widths near their range ends.
+#[test]
+fn lut_shift_mul_every_depth() {
+    let f = FloatFormat::BINARY32;
+    let mut pairs: Vec<(u128, u128)> = vectors::binary32_hard_cases().into_iter().map(|(a, b)| (a as u128, b as u128)).collect();
+    pairs.extend(sparse_product_pairs(6000, 171));
+    pairs.extend(range_end_pairs(f, 6000, 172));
+    pairs.extend(near_underflow_pairs(FloatOperator::Mul, 3000, 173));
+    for stages in 0..=FloatOperator::Mul.max_stages(f) {
+        check_with(FloatOperator::Mul, f, stages, &pairs, 8000 + stages as u64, Multiplier::LutShift);
+    }
+    for (exp, man) in [(3, 1), (4, 3), (5, 2)] {
+        let f = FloatFormat::new(exp, man).unwrap();
+        let values = 1u128 << f.width();
+        let pairs: Vec<(u128, u128)> = (0..values).flat_map(|a| (0..values).map(move |b| (a, b))).collect();
+        for stages in 0..=FloatOperator::Mul.max_stages(f) {
+            check_with(FloatOperator::Mul, f, stages, &pairs, 8100 + stages as u64, Multiplier::LutShift);
+        }
+    }
+    for (exp, man) in [(8, 16), (5, 10), (11, 52), (8, 7)] {
+        let f = FloatFormat::new(exp, man).unwrap();
+        let pairs = range_end_pairs(f, 2000, 181 + man as u64);
+        for stages in 0..=FloatOperator::Mul.max_stages(f) {
+            check_with(FloatOperator::Mul, f, stages, &pairs, 8200 + stages as u64, Multiplier::LutShift);
         }
     }
 }

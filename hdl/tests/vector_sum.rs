@@ -37,7 +37,7 @@ fn vector_sums_at_every_adder_depth_under_back_pressure() {
     let max = FloatOperator::Add.max_stages(FloatFormat::BINARY32);
     for add_stages in 1..=max {
         let mut stages = Stages::balanced(FloatFormat::BINARY32);
-        stages.0.insert("add", add_stages);
+        stages.depth.insert("add", add_stages);
         let (net, _) = kernel.netlist(&stages).unwrap();
         for (valid, ready) in [(100, 100), (100, 50), (60, 80)] {
             let mut rng = Rng::new(add_stages as u64 * 1000 + valid + ready);
@@ -93,7 +93,7 @@ fn vector_sums_at_every_adder_depth_under_back_pressure() {
 fn the_accumulation_loop_needs_a_registered_adder() {
     let kernel = dsl::parse("kernel s\ninput a\noutput y = vsum(a)\n").unwrap();
     let mut stages = Stages::balanced(FloatFormat::BINARY32);
-    stages.0.insert("add", 0);
+    stages.depth.insert("add", 0);
     let error = kernel.netlist(&stages).unwrap_err();
     assert!(matches!(error, weft_hdl::Error::Parameter(_)), "{error:?}");
     let message = error.to_string();

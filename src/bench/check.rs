@@ -69,7 +69,7 @@ const SECTIONS: [Section; 9] = [
     ("net: ping between neighbours of torus_4x2x1 in Verilator", net),
     ("router: zero-load latency on a 4x4x4 torus", router),
     ("airfoil: 960 cells, one pipeline, one iteration in the built-in simulator", airfoil),
-    ("numeric: the shipped fp32_mul and fp32_add in Yosys", numeric),
+    ("numeric: the shipped fp32_mul, fp32_mul_lut_shift and fp32_add in Yosys", numeric),
     ("link: goodput of 256-byte packets on two lanes, latency of one packet", link),
 ];
 
@@ -123,7 +123,7 @@ fn router(cx: &Context) -> Result<Vec<Figure>, Error> {
 
 fn numeric(cx: &Context) -> Result<Vec<Figure>, Error> {
     let json = load(cx.bench, "numeric.json")?;
-    let rows = super::numeric::run(&["fp32_mul".into(), "fp32_add".into()], true, &cx.work.join("numeric"), 1)?;
+    let rows = super::numeric::run(&["fp32_mul".into(), "fp32_mul_lut_shift".into(), "fp32_add".into()], true, &cx.work.join("numeric"), 1)?;
     let mut out = vec![];
     for r in rows {
         if let Some(f) = &r.failure {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::Serialize;
-use weft_hdl::float::{FloatFormat, FloatOperator};
+use weft_hdl::float::{FloatFormat, FloatOperator, Multiplier};
 use weft_ip::fp::{self, convert::CONVERSIONS};
 use weft_ip::kernels;
 use weft_tools::yosys_synth;
@@ -19,6 +19,9 @@ use weft_tools::yosys_synth;
 pub struct Row {
     /// The module: an operator (`fp32_add`, …), a compare or conversion, or a shipped kernel.
     pub module: String,
+    /// How its float multipliers are built (`dsp_shift` or `lut_shift`); none for a module
+    /// without one.
+    pub multiplier: Option<&'static str>,
     /// Pipeline stages of this configuration (a kernel: its shipped schedule's latency).
     pub stages: usize,
     /// The most stages the module supports.
@@ -41,6 +44,7 @@ pub struct Row {
 
 struct Job {
     module: String,
+    multiplier: Option<&'static str>,
     stages: usize,
     max_stages: usize,
     latency: usize,
@@ -51,22 +55,26 @@ struct Job {
 fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
     let mut jobs = vec![];
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    let implementations = |op: FloatOperator| if op == FloatOperator::Mul { Multiplier::ALL.map(Some).to_vec() } else { vec![None] };
     for op in [FloatOperator::Add, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt] {
-        let name = fp::module_name(op);
-        if !wanted(&name) {
-            continue;
-        }
-        let max = op.max_stages(FloatFormat::BINARY32);
-        let shipped = fp::SHIPPED.iter().find(|(o, _)| *o == op).map(|(_, s)| *s);
-        for stages in 0..=max {
-            jobs.push(Job {
-                module: name.clone(),
-                stages,
-                max_stages: max,
-                latency: stages,
-                shipped: shipped == Some(stages),
-                verilog: Box::new(move || fp::operator_verilog(op, stages).map_err(Error::from)),
-            });
+        for multiplier in implementations(op) {
+            let name = fp::module_name_with(op, multiplier.unwrap_or_default());
+            if !wanted(&name) {
+                continue;
+            }
+            let max = op.max_stages(FloatFormat::BINARY32);
+            let shipped = fp::SHIPPED.iter().find(|(o, _)| *o == op).map(|(_, s)| *s);
+            for stages in 0..=max {
+                jobs.push(Job {
+                    module: name.clone(),
+                    multiplier: multiplier.map(Multiplier::name),
+                    stages,
+                    max_stages: max,
+                    latency: stages,
+                    shipped: shipped == Some(stages),
+                    verilog: Box::new(move || fp::operator_verilog(op, stages, multiplier.unwrap_or_default()).map_err(Error::from)),
+                });
+            }
         }
     }
     for (index, c) in CONVERSIONS.iter().enumerate() {
@@ -76,6 +84,7 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
         for stages in 0..=c.max_stages {
             jobs.push(Job {
                 module: c.name.into(),
+                multiplier: None,
                 stages,
                 max_stages: c.max_stages,
                 latency: stages,
@@ -88,18 +97,20 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
         if !wanted(name) {
             continue;
         }
+        // With each multiplier when the kernel has one (the same latency either way).
         let (_, _, schedule) = kernels::build(name)?;
-        jobs.push(Job {
-            module: name.into(),
-            stages: schedule.latency,
-            max_stages: schedule.latency,
-            latency: schedule.latency,
-            shipped: true,
-            verilog: Box::new(move || {
-                let module = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == name).ok_or_else(|| Error::Input("kernel not shipped".into()))?;
-                (module.verilog)(&module.spec).map_err(Error::from)
-            }),
-        });
+        let multipliers = if schedule.operators.contains_key(FloatOperator::Mul.name()) { Multiplier::ALL.map(Some).to_vec() } else { vec![None] };
+        for multiplier in multipliers {
+            jobs.push(Job {
+                module: name.into(),
+                multiplier: multiplier.map(Multiplier::name),
+                stages: schedule.latency,
+                max_stages: schedule.latency,
+                latency: schedule.latency,
+                shipped: true,
+                verilog: Box::new(move || kernels::verilog_with(name, multiplier.unwrap_or_default()).map_err(Error::from)),
+            });
+        }
     }
     if jobs.is_empty() {
         return Err(Error::Check(format!("no operator or kernel named {}", only.join(", "))));
@@ -117,7 +128,7 @@ pub fn run(only: &[String], shipped_only: bool, work: &Path, threads: usize) -> 
         for _ in 0..threads.max(1) {
             scope.spawn(|| loop {
                 let Some((index, job)) = queue.lock().unwrap().pop() else { break };
-                let dir: PathBuf = work.join(format!("{}_s{}", job.module, job.stages));
+                let dir: PathBuf = work.join(format!("{}_{}_s{}", job.module, job.multiplier.unwrap_or("none"), job.stages));
                 let result = (|| -> Result<_, Error> {
                     let text = (job.verilog)()?;
                     std::fs::create_dir_all(&dir)?;
@@ -133,6 +144,7 @@ pub fn run(only: &[String], shipped_only: bool, work: &Path, threads: usize) -> 
                 }
                 let row = Row {
                     module: job.module,
+                    multiplier: job.multiplier,
                     stages: job.stages,
                     max_stages: job.max_stages,
                     latency: job.latency,

@@ -1,5 +1,5 @@
-//! `weft bench numeric --compare`: weft's FP32 add, mul, div and sqrt at their shipped depths
-//! beside the open-source operators practitioners use, in one table: Yosys 0.23 `synth_xilinx`
+//! `weft bench numeric --compare`: weft's FP32 add, mul (both multipliers), div and sqrt at their
+//! shipped depths beside the open-source operators practitioners use, in one table: Yosys 0.23 `synth_xilinx`
 //! LUT, FF, DSP, logic depth and LUT levels, latency, and post-route Fmax on the ECP5-85F
 //! harness of `weft check --timing`.
 //!
@@ -12,7 +12,7 @@ use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
-use weft_hdl::float::FloatOperator;
+use weft_hdl::float::{FloatOperator, Multiplier};
 use weft_ip::fp;
 use weft_tools::{place_and_route, yosys_synth};
 
@@ -66,29 +66,32 @@ pub fn run(work: &Path, progress: &dyn Fn(&str)) -> Result<Vec<CompareRow>, Erro
     let mut rows = vec![];
     for (op, short) in OPS {
         let stages = fp::SHIPPED.iter().find(|(o, _)| *o == op).map(|(_, s)| *s).ok_or_else(|| Error::Input("operator not shipped".into()))?;
-        let name = fp::module_name(op);
-        let dir = work.join(&name);
-        std::fs::create_dir_all(&dir)?;
-        let file = dir.join(format!("{name}.v"));
-        std::fs::write(&file, fp::operator_verilog(op, stages)?)?;
-        progress(&format!("{name} ({stages} stages): synthesis"));
-        let s = yosys_synth(&file, &name)?;
-        progress(&format!("{name}: {} LUT, {} levels; place and route", s.luts, s.lut_levels));
-        let timing = place_and_route(&file, &name)?;
-        progress(&format!("{name}: {:.1} MHz", timing.fmax_mhz));
-        rows.push(CompareRow {
-            op: short.into(),
-            implementation: format!("weft `{name}`"),
-            latency: stages,
-            luts: s.luts,
-            flip_flops: s.flip_flops,
-            dsps: s.dsps,
-            logic_depth: s.logic_depth,
-            lut_levels: s.lut_levels,
-            subnormals: true,
-            fmax_mhz: Some(timing.fmax_mhz),
-            source: "measured by this command".into(),
-        });
+        let multipliers: &[Multiplier] = if op == FloatOperator::Mul { &Multiplier::ALL } else { &[Multiplier::DspShift] };
+        for &multiplier in multipliers {
+            let name = fp::module_name_with(op, multiplier);
+            let dir = work.join(&name);
+            std::fs::create_dir_all(&dir)?;
+            let file = dir.join(format!("{name}.v"));
+            std::fs::write(&file, fp::operator_verilog(op, stages, multiplier)?)?;
+            progress(&format!("{name} ({stages} stages): synthesis"));
+            let s = yosys_synth(&file, &name)?;
+            progress(&format!("{name}: {} LUT, {} levels; place and route", s.luts, s.lut_levels));
+            let timing = place_and_route(&file, &name)?;
+            progress(&format!("{name}: {:.1} MHz", timing.fmax_mhz));
+            rows.push(CompareRow {
+                op: short.into(),
+                implementation: format!("weft `{name}`"),
+                latency: stages,
+                luts: s.luts,
+                flip_flops: s.flip_flops,
+                dsps: s.dsps,
+                logic_depth: s.logic_depth,
+                lut_levels: s.lut_levels,
+                subnormals: true,
+                fmax_mhz: Some(timing.fmax_mhz),
+                source: "measured by this command".into(),
+            });
+        }
         for a in ANCHORS.iter().filter(|a| a.0 == short) {
             rows.push(CompareRow {
                 op: a.0.into(),

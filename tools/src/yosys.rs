@@ -101,7 +101,10 @@ pub fn yosys_synth(file: &Path, top: &str) -> Result<SynthReport, ToolError> {
 pub fn yosys_synth_for(file: &Path, top: &str, family: Family) -> Result<SynthReport, ToolError> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let name = file.file_name().unwrap().to_string_lossy();
-    let json_name = std::env::temp_dir().join(format!("weft-synth-{top}-{}-{}.json", family.name(), std::process::id()));
+    // One file a run: threads may synthesize the same top at once (one per stage count).
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run_id = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let json_name = std::env::temp_dir().join(format!("weft-synth-{top}-{}-{}-{run_id}.json", family.name(), std::process::id()));
     // Logic depth counts only combinational primitives (LUTs, carry chains, wide muxes): the
     // registers, RAMs and DSPs after techmapping are vendor cells `ltp -noff` cannot tell apart.
     let script = format!(

@@ -52,7 +52,7 @@ pub(super) struct Lowering<'k, 'd, 'b> {
     zero: bool,
     /// Index of the node being lowered.
     index: usize,
-    /// Operator modules built so far, by operator, format and stages.
+    /// Operator modules built so far, by operator, format and stages (one multiplier a kernel).
     modules: HashMap<(FloatOperator, FloatFormat, usize), (String, Rc<Netlist>)>,
 }
 
@@ -117,12 +117,12 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     /// stages) and inside a unit are built in place.
     fn operator(&mut self, op: FloatOperator, format: FloatFormat, stages: usize, operands: &[Wire]) -> Result<Wire, Error> {
         if stages == 0 || self.d.net().in_unit() {
-            return op.build(&mut self.d.net(), format, stages, operands);
+            return op.build_with(&mut self.d.net(), format, stages, operands, self.stages.multiplier);
         }
         let (module, child) = match self.modules.get(&(op, format, stages)) {
             Some(m) => m.clone(),
             None => {
-                let (module, net) = op.module(format, stages)?;
+                let (module, net) = op.module_with(format, stages, self.stages.multiplier)?;
                 let m = (module, Rc::new(net));
                 self.modules.insert((op, format, stages), m.clone());
                 m

@@ -26,7 +26,7 @@ pub mod vector_sum;
 use std::collections::BTreeMap;
 
 use crate::fixed::FixedOp;
-use crate::float::{FloatFormat, FloatOperator};
+use crate::float::{FloatFormat, FloatOperator, Multiplier};
 use crate::netlist::block::feed_forward;
 use crate::netlist::Netlist;
 pub use types::{Cmp, Type};
@@ -67,23 +67,34 @@ pub enum Node {
     Prev(Option<Value>, i64),
 }
 
-/// Stage count per operator, used for every instance in a kernel.
+/// How a kernel's operators are built, the same for every instance: the stage count per
+/// operator and the float multipliers' implementation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stages(pub BTreeMap<&'static str, usize>);
+pub struct Stages {
+    /// Stage count per operator name.
+    pub depth: BTreeMap<&'static str, usize>,
+    /// How every float multiplier shifts for subnormals ([`Multiplier::LutShift`] saves DSPs).
+    pub multiplier: Multiplier,
+}
 
 impl Stages {
-    /// The shipped depths: about half the deepest split of each operator.
+    /// The shipped depths: about half the deepest split of each operator; the default
+    /// multiplier.
     pub fn balanced(format: FloatFormat) -> Stages {
-        Stages(FloatOperator::ALL.iter().map(|op| (op.name(), op.max_stages(format).div_ceil(2))).collect())
+        Stages { depth: FloatOperator::ALL.iter().map(|op| (op.name(), op.max_stages(format).div_ceil(2))).collect(), multiplier: Multiplier::default() }
+    }
+    /// These stages with every float multiplier built as `multiplier`.
+    pub fn with_multiplier(self, multiplier: Multiplier) -> Stages {
+        Stages { multiplier, ..self }
     }
     /// The stage count of float operator `op`; panics when it is not set.
     pub fn of(&self, op: FloatOperator) -> usize {
-        self.0[op.name()]
+        self.depth[op.name()]
     }
     /// The stage count of a non-float operator (`compare`, `fixed`, `to_fixed`, `from_fixed`),
     /// or `default` when not set.
     pub fn get(&self, name: &str, default: usize) -> usize {
-        self.0.get(name).copied().unwrap_or(default)
+        self.depth.get(name).copied().unwrap_or(default)
     }
 }
 

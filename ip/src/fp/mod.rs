@@ -1,12 +1,12 @@
-//! Shipped binary32 operators (`generated/fp/`): `fp32_add`, `fp32_mul`, `fp32_div` take
-//! `s_axis_tdata[63:0] = {b, a}`, `fp32_sqrt` takes `s_axis_tdata[31:0] = a`; all return
-//! `m_axis_tdata[31:0]`, one result per beat, in order, with back-pressure.
+//! Shipped binary32 operators (`generated/fp/`): `fp32_add`, `fp32_mul`, `fp32_mul_lut_shift`,
+//! `fp32_div` take `s_axis_tdata[63:0] = {b, a}`, `fp32_sqrt` takes `s_axis_tdata[31:0] = a`;
+//! all return `m_axis_tdata[31:0]`, one result per beat, in order, with back-pressure.
 
 use crate::Error;
 use num_bigint::BigUint;
 use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 use weft_hdl::float::reference::native_f32;
-use weft_hdl::float::{operator_netlist, vectors, FloatFormat, FloatOperator};
+use weft_hdl::float::{operator_netlist_with, vectors, FloatFormat, FloatOperator, Multiplier};
 use weft_hdl::netlist::block::NetlistStream;
 use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
@@ -29,7 +29,14 @@ pub const SHIPPED: [(FloatOperator, usize); 4] = [(FloatOperator::Add, 7), (Floa
 
 /// The shipped module's name for `op`: `fp32_add`, `fp32_mul`, `fp32_div` or `fp32_sqrt`.
 pub fn module_name(op: FloatOperator) -> String {
-    format!("fp32_{}", op.name())
+    module_name_with(op, Multiplier::DspShift)
+}
+
+/// [`module_name`] with `multiplier` the implementation of `Mul`: `fp32_mul_lut_shift` for
+/// [`Multiplier::LutShift`].
+pub fn module_name_with(op: FloatOperator, multiplier: Multiplier) -> String {
+    let suffix = if op == FloatOperator::Mul { multiplier.suffix() } else { "" };
+    format!("fp32_{}{suffix}", op.name())
 }
 
 /// The ports a one-beat-in, one-beat-out stream pipeline has and its public module does not:
@@ -45,38 +52,44 @@ pub fn export_stream(spec: &ModuleSpec, mut net: weft_hdl::netlist::Netlist, inp
     export_netlist(spec, &net)
 }
 
-fn spec(op: FloatOperator, stages: usize) -> ModuleSpec {
+fn spec(op: FloatOperator, stages: usize, multiplier: Multiplier) -> ModuleSpec {
     let hidden = unframed_ports();
     let input = if op.operands() == 1 { "s_axis_tdata[31:0] = a" } else { "s_axis_tdata[63:0] = {b, a}" };
+    let shift = match (op, multiplier) {
+        (FloatOperator::Mul, Multiplier::DspShift) => ", subnormal shifts as DSP multiplies (6 DSP48E1)",
+        (FloatOperator::Mul, Multiplier::LutShift) => ", subnormal shifts in LUTs (2 DSP48E1)",
+        _ => "",
+    };
     ModuleSpec {
         family: "fp",
-        name: module_name(op),
-        summary: format!("IEEE-754 binary32 {} ({input}), round to nearest even, II=1", op.name()),
+        name: module_name_with(op, multiplier),
+        summary: format!("IEEE-754 binary32 {} ({input}), round to nearest even, II=1{shift}", op.name()),
         parameters: vec![("format".into(), "binary32".into()), ("latency".into(), format!("{stages} cycles")), ("deepest split".into(), format!("{} stages", op.max_stages(FloatFormat::BINARY32)))],
         hidden_ports: hidden,
     }
 }
 
-/// An operator's Verilog at any stage count (what `weft bench numeric` sweeps).
-pub fn operator_verilog(op: FloatOperator, stages: usize) -> Result<String, ExportError> {
-    verilog(op, stages, &spec(op, stages))
+/// An operator's Verilog at any stage count (what `weft bench numeric` sweeps), `multiplier`
+/// the implementation of `Mul`.
+pub fn operator_verilog(op: FloatOperator, stages: usize, multiplier: Multiplier) -> Result<String, ExportError> {
+    verilog(op, stages, multiplier, &spec(op, stages, multiplier))
 }
 
-fn verilog(op: FloatOperator, stages: usize, spec: &ModuleSpec) -> Result<String, ExportError> {
-    let net = operator_netlist(op, FloatFormat::BINARY32, stages)?;
+fn verilog(op: FloatOperator, stages: usize, multiplier: Multiplier, spec: &ModuleSpec) -> Result<String, ExportError> {
+    let net = operator_netlist_with(op, FloatFormat::BINARY32, stages, multiplier)?;
     export_stream(spec, net, 32 * op.operands(), 32)
 }
 
 /// Hand-picked hard cases plus random operands, through the rust-hdl block with random
 /// back-pressure, against native `f32`.
-fn testbench(op: FloatOperator, stages: usize) -> Result<String, Error> {
+fn testbench(op: FloatOperator, stages: usize, multiplier: Multiplier) -> Result<String, Error> {
     let mut rng = Rng::new(0xF32 + stages as u64);
     let mut pairs: Vec<(u32, u32)> = vectors::binary32_hard_cases();
     pairs.extend((0..3000).map(|_| {
         let (a, b) = vectors::pair(&mut rng, FloatFormat::BINARY32);
         (a as u32, b as u32)
     }));
-    let net = operator_netlist(op, FloatFormat::BINARY32, stages)?;
+    let net = operator_netlist_with(op, FloatFormat::BINARY32, stages, multiplier)?;
     let expected: Vec<(BigUint, bool)> = pairs.iter().map(|(a, b)| (BigUint::from(native_f32(op, *a, *b)), false)).collect();
     let run = if op.operands() == 1 {
         let inputs: Vec<(BigUint, bool)> = pairs.iter().map(|(a, _)| (BigUint::from(*a), false)).collect();
@@ -93,14 +106,25 @@ fn testbench(op: FloatOperator, stages: usize) -> Result<String, Error> {
 macro_rules! shipped_operator {
     ($index:expr) => {{
         let (op, stages) = SHIPPED[$index];
-        Shipped::new(spec(op, stages), |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, spec), || testbench(SHIPPED[$index].0, SHIPPED[$index].1))
+        Shipped::new(
+            spec(op, stages, Multiplier::DspShift),
+            |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, Multiplier::DspShift, spec),
+            || testbench(SHIPPED[$index].0, SHIPPED[$index].1, Multiplier::DspShift),
+        )
     }};
 }
 
 /// Every shipped floating-point module: the binary32 operators at [`SHIPPED`]'s stage counts,
-/// the compare and int32 conversions, and the binary64 operators.
+/// the multiplier with its shifts in LUTs at `fp32_mul`'s depth, the compare and int32
+/// conversions, and the binary64 operators.
 pub fn shipped() -> Vec<Shipped> {
     let mut all = vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(2), shipped_operator!(3)];
+    let (mul, stages) = SHIPPED[1];
+    all.push(Shipped::new(
+        spec(mul, stages, Multiplier::LutShift),
+        |spec| verilog(SHIPPED[1].0, SHIPPED[1].1, Multiplier::LutShift, spec),
+        || testbench(SHIPPED[1].0, SHIPPED[1].1, Multiplier::LutShift),
+    ));
     all.extend(convert::shipped());
     all.extend(binary64::shipped());
     all

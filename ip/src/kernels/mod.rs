@@ -3,8 +3,8 @@
 
 use crate::Error;
 use num_bigint::BigUint;
-use weft_hdl::export::ModuleSpec;
-use weft_hdl::float::FloatFormat;
+use weft_hdl::export::{ExportError, ModuleSpec};
+use weft_hdl::float::{FloatFormat, Multiplier};
 use weft_hdl::netlist::block::NetlistStream;
 use weft_hdl::netlist::Netlist;
 use weft_hdl::pipeline::{dsl, Kernel, Schedule, Stages};
@@ -33,6 +33,14 @@ pub fn build(name: &str) -> Result<(Kernel, Netlist, Schedule), Error> {
     let k = kernel(name)?;
     let (net, schedule) = k.netlist(&Stages::balanced(FloatFormat::BINARY32))?;
     Ok((k, net, schedule))
+}
+
+/// Shipped kernel `name`'s Verilog with every float multiplier built as `multiplier` (what
+/// `weft bench numeric` synthesizes with each multiplier); `tdata` ports of 32 bits a lane.
+pub fn verilog_with(name: &str, multiplier: Multiplier) -> Result<String, ExportError> {
+    let k = kernel(name)?;
+    let (net, _) = k.netlist(&Stages::balanced(FloatFormat::BINARY32).with_multiplier(multiplier)).map_err(Error::from)?;
+    crate::fp::export_stream(&spec(name), net, 32 * k.inputs.len(), 32 * k.outputs.len())
 }
 
 /// `airfoil_res_calc` as a simulation block: 448-bit input (14 lanes), 128-bit output (4 lanes).

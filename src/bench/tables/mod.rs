@@ -389,11 +389,18 @@ fn numeric(src: &Sources) -> Result<String, Error> {
     let body = rows(&j)
         .iter()
         .filter(|r| r["shipped"] == true)
-        .map(|r| vec![format!("`{}`", r["module"].as_str().unwrap_or("")), int(&r["latency"]), int(&r["luts"]), int(&r["flip_flops"]), int(&r["dsps"]), int(&r["logic_depth"])])
+        .map(|r| {
+            let multiplier = match r["multiplier"].as_str() {
+                Some("dsp_shift") => "DSP shift",
+                Some("lut_shift") => "LUT shift",
+                _ => "–",
+            };
+            vec![format!("`{}`", r["module"].as_str().unwrap_or("")), multiplier.into(), int(&r["latency"]), int(&r["luts"]), int(&r["flip_flops"]), int(&r["dsps"]), int(&r["logic_depth"])]
+        })
         .collect();
     Ok(table(
-        "The shipped operators and kernels, Yosys `synth_xilinx`. `weft bench numeric` (bench/numeric.json; every stage count is in the JSON).",
-        &["module", "latency", "LUT", "FF", "DSP", "depth"],
+        "The shipped operators and kernels, Yosys `synth_xilinx`; a kernel with float products once with each multiplier (DSP shift: `fp32_mul`, 6 DSP48E1; LUT shift: `fp32_mul_lut_shift`, 2 DSP48E1). `weft bench numeric` (bench/numeric.json; every stage count is in the JSON).",
+        &["module", "multiplier", "latency", "LUT", "FF", "DSP", "depth"],
         body,
     ))
 }

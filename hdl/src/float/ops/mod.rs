@@ -22,6 +22,41 @@ use self::{add::add, div::div, mul::mul, sqrt::sqrt};
 use super::FloatFormat;
 use crate::netlist::{Cuts, Design, Netlist, Wire};
 
+/// How the multiplier shifts for a subnormal operand or result (both are one left shift of the
+/// significand product, see `mul`). Both give the same result at the same latency for each
+/// stage count; they trade DSP blocks for LUTs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Multiplier {
+    /// The shift as a multiply by `2^t` in DSPs, summed along their cascade: binary32 takes
+    /// 6 DSP48E1 and the fewest LUTs.
+    #[default]
+    DspShift,
+    /// The shift in a LUT barrel shifter: the significand product is the only multiply
+    /// (binary32: 2 DSP48E1), for kernels short of DSPs.
+    LutShift,
+}
+
+impl Multiplier {
+    /// Both implementations, the default first.
+    pub const ALL: [Multiplier; 2] = [Multiplier::DspShift, Multiplier::LutShift];
+
+    /// Its name in reports: `dsp_shift` or `lut_shift`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Multiplier::DspShift => "dsp_shift",
+            Multiplier::LutShift => "lut_shift",
+        }
+    }
+
+    /// What a module name adds for this implementation: nothing for the default, `_lut_shift`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Multiplier::DspShift => "",
+            Multiplier::LutShift => "_lut_shift",
+        }
+    }
+}
+
 /// The operators, with their pipeline depth limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FloatOperator {
@@ -43,7 +78,7 @@ impl FloatOperator {
 
     /// The deepest useful split: one register per place the generator marks.
     pub fn max_stages(self, format: FloatFormat) -> usize {
-        self.priority(format).len()
+        self.priority(format, Multiplier::DspShift).len()
     }
 
     /// Number of operands: 1 for `Sqrt`, 2 otherwise.
@@ -90,14 +125,18 @@ impl FloatOperator {
     }
 
     /// Register places, most useful first (the longest logic between registers is split first).
-    fn priority(self, format: FloatFormat) -> Vec<usize> {
+    /// Both multipliers have six places, so a stage count means the same latency for either.
+    fn priority(self, format: FloatFormat, multiplier: Multiplier) -> Vec<usize> {
         match self {
             // places: 0 compare, 1 align, 2 add, 3 lzc, 4 normalisation shift, 5 round decision
             FloatOperator::Add | FloatOperator::Sub => vec![3, 5, 2, 4, 0, 6, 1],
             // places: 0 leading-zero count and exponent sum, 1 product and the shift's one-hots, 2 the shift
             // factor, 3 shifting multiply's products, 4 its cascade sums, 5 window and rounding
             // decision
-            FloatOperator::Mul => vec![2, 5, 0, 4, 3, 1],
+            FloatOperator::Mul if multiplier == Multiplier::DspShift => vec![2, 5, 0, 4, 3, 1],
+            // places: 0 as above, 1 and 2 the product (a DSP's two registers), 3 the shift's
+            // coarse part, 4 its fine part, 5 as above
+            FloatOperator::Mul => vec![0, 4, 1, 5, 3, 2],
             // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
             // bit, n+2 and n+3 rounding
             FloatOperator::Div => recurrence_priority(format.man + 4, true),
@@ -110,6 +149,12 @@ impl FloatOperator {
     /// than [`FloatOperator::max_stages`] stages, or a `Mul` whose format has an exponent bias
     /// below `man + 2`; [`Error::Operand`] for the wrong number of operands.
     pub fn build(self, net: &mut Netlist, format: FloatFormat, stages: usize, operands: &[Wire]) -> Result<Wire, Error> {
+        self.build_with(net, format, stages, operands, Multiplier::DspShift)
+    }
+
+    /// [`FloatOperator::build`] with `multiplier` the implementation of `Mul` (the other
+    /// operators ignore it).
+    pub fn build_with(self, net: &mut Netlist, format: FloatFormat, stages: usize, operands: &[Wire], multiplier: Multiplier) -> Result<Wire, Error> {
         let max = self.max_stages(format);
         if stages > max {
             return Err(Error::Parameter(format!("{} stages for {format} {}: allowed range 0..={max}", stages, self.name())));
@@ -131,13 +176,13 @@ impl FloatOperator {
             return Err(Error::Operand(format!("{format} {} takes {} operands, got {}", self.name(), self.operands(), operands.len())));
         }
         net.start_after(operands);
-        let mut cuts = Cuts::new(stages, &self.priority(format));
+        let mut cuts = Cuts::new(stages, &self.priority(format, multiplier));
         let result = in_design(net, |d| {
             let (a, b) = (d.sig(operands[0]), operands.get(1).map(|w| d.sig(*w)));
             let result = match self {
                 FloatOperator::Add => add(d, format, &mut cuts, a, b.unwrap(), false),
                 FloatOperator::Sub => add(d, format, &mut cuts, a, b.unwrap(), true),
-                FloatOperator::Mul => mul(d, format, &mut cuts, a, b.unwrap()),
+                FloatOperator::Mul => mul(d, format, &mut cuts, a, b.unwrap(), multiplier),
                 FloatOperator::Div => div(d, format, &mut cuts, a, b.unwrap()),
                 FloatOperator::Sqrt => sqrt(d, format, &mut cuts, a),
             };
@@ -153,15 +198,22 @@ impl FloatOperator {
     /// input `ce` (absent with no stages). Verilator keeps it a model of its own, built once
     /// however many pipelines use it. Errors as [`FloatOperator::build`].
     pub fn module(self, format: FloatFormat, stages: usize) -> Result<(String, Netlist), Error> {
+        self.module_with(format, stages, Multiplier::DspShift)
+    }
+
+    /// [`FloatOperator::module`] with `multiplier` the implementation of `Mul`, whose module
+    /// name then carries [`Multiplier::suffix`] (`fp32_mul_lut_shift_s5`).
+    pub fn module_with(self, format: FloatFormat, stages: usize, multiplier: Multiplier) -> Result<(String, Netlist), Error> {
         let mut net = Netlist::new();
         if stages > 0 {
             net.enable = Some(net.input("ce", 1));
         }
         let operands: Vec<Wire> = ["a", "b"][..self.operands()].iter().map(|p| net.input(p, format.width())).collect();
-        let y = self.build(&mut net, format, stages, &operands)?;
+        let y = self.build_with(&mut net, format, stages, &operands, multiplier)?;
         net.output("y", y);
         net.no_inline = true;
-        Ok((format!("{format}_{}_s{stages}", self.name()), net))
+        let suffix = if self == FloatOperator::Mul { multiplier.suffix() } else { "" };
+        Ok((format!("{format}_{}{suffix}_s{stages}", self.name()), net))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The multiplier datapath.
 
-use super::common::{lzc_tree, unpack, Unpacked};
+use super::common::{lzc_tree, shl_radix4, unpack, Unpacked};
+use super::Multiplier;
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
 use crate::sig;
@@ -33,11 +34,17 @@ const PIECE: usize = 17;
 /// low bit, and at the exponent's low bit the 1 (2 with the normalisation step) that turns the
 /// held `E0 − 1` into the field `E0` (or `E0 + 1`); its carry moves the exponent (subnormal to
 /// normal, largest finite to infinity).
-/// Register places: 0 after the leading-zero count and the exponent sum, 1 after the product
-/// and the shift amount's two one-hots, 2 after the factor 2^t, 3 between the shifting
-/// multiply's products and its cascade sums, 4 after the cascade, 5 after the window and the
-/// rounding decision.
-pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
+///
+/// [`Multiplier::LutShift`] makes `Q = P << t` in a LUT shifter instead (radix 4, in two
+/// parts), so the significand product is its only multiply: 2 DSP48E1 for binary32.
+///
+/// Register places ([`Multiplier::DspShift`]): 0 after the leading-zero count and the exponent
+/// sum, 1 after the product and the shift amount's two one-hots, 2 after the factor 2^t, 3
+/// between the shifting multiply's products and its cascade sums, 4 after the cascade, 5 after
+/// the window and the rounding decision. [`Multiplier::LutShift`]: 0 as above, 1 and 2 after
+/// the product (a DSP's multiplier and output registers), 3 after the shift's coarse part
+/// (steps of 4 and 16), 4 after its fine part, 5 as above.
+pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>, multiplier: Multiplier) -> Sig<'d> {
     let (p, man) = (f.man + 1, f.man);
     d.section("mul: operands, special cases, leading zeros of a subnormal significand");
     let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
@@ -65,7 +72,7 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(fine = ua.exp.zext(xw) + eb_centered + 1u32);
     cuts.cut(&mut d.net());
 
-    d.section("mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t");
+    d.section("mul: significand product; beside it, the result's exponent, its window and the shift t");
     sig!(product = ua.sig.mul(ub.sig));
     // E0 − 1, E0 = fine − lz the exponent field of a normal result with Q's leading one at
     // 2·man (no normalisation step): normal when E0 ≥ 1, the sign of one adder. The rounding
@@ -83,6 +90,47 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     let exp_max = f.exp_max() as i64;
     sig!(over_low = !e0_minus_1.slt(exp_max - 1), over_high = !e0_minus_1.slt(exp_max - 2));
     sig!(forced_early = nan | inf | zero | normal.mux(d.lit(0, 1), far));
+    let shifted = match multiplier {
+        Multiplier::DspShift => dsp_shift(d, cuts, product, t, p),
+        Multiplier::LutShift => lut_shift(d, cuts, product, t, p),
+    };
+
+    d.section("mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases");
+    // Windows start at man − 1 (normal), man (normal with the step, or a subnormal near the
+    // normal range) or 2·man + 1 (a subnormal far below it).
+    let high = shifted.bit(2 * man + 1);
+    sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
+    let window_at = |start: usize| shifted.bits(start, p + 1);
+    sig!(window = far_window.mux(window_at(2 * man + 1), mid_window.mux(window_at(man), window_at(man - 1))));
+    let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
+    sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
+    sig!(overflow = normal & high.mux(over_high, over_low));
+    sig!(forced = forced_early | overflow);
+    sig!(saturate = !nan & (inf | !zero & overflow), normal_field = !forced & normal);
+    sig!(kept = window.bits(1, p), guard = window.bit(0));
+    sig!(increment = !forced & guard & (sticky | kept.bit(0)));
+    // Packed exponent and fraction before rounding: a subnormal result's kept bit `man` (set
+    // when the value already reaches the smallest normal, E0 = 0 with Q's upper leading one)
+    // is the exponent field's low bit, and a rounding carry into it makes it normal too; a
+    // normal result's field is E0 − 1 until the rounding adder adds 1 (or 2 for the upper
+    // window).
+    let field = normal.mux(e0_minus_1, kept.bit(man).zext(xw));
+    // Forced results as masks (the value ANDed out, infinity's exponent or the NaN ORed in).
+    let (exp_ones, quiet_bit) = ((nan | saturate).sext(f.exp), nan.zext(man).shl_const(man - 1));
+    sig!(packed = (field.bits(0, f.exp).cat(kept.bits(0, man)) & (!forced).sext(f.exp + man)) | exp_ones.cat(quiet_bit));
+    sig!(result_sign = !nan & sign);
+    cuts.cut(&mut d.net());
+
+    d.section("mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)");
+    let exp_add = (normal_field & high).cat(normal_field & !high);
+    let addend = exp_add.zext(f.exp + man).shl_const(man) | increment.zext(f.exp + man);
+    sig!(result = result_sign.cat(packed + addend));
+    result
+}
+
+/// `Q = P · 2^t` in DSPs (places 1 to 4 of [`Multiplier::DspShift`]), `3p` bits.
+fn dsp_shift<'d>(d: &'d Design, cuts: &mut Cuts, product: Sig<'d>, t: Sig<'d>, p: usize) -> Sig<'d> {
+    let tw = t.width;
     // 2^t as the product of two small one-hots, 2^(4·⌊t/4⌋) · 2^(t mod 4), in a DSP: a LUT
     // decoder of t costs a LUT per bit of the factor, these two one LUT per bit of theirs.
     let low_bits = tw.min(2);
@@ -123,36 +171,21 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     low.reverse();
     sig!(shifted = d.cat(&low).bits(0, 3 * p));
     cuts.cut(&mut d.net());
+    shifted
+}
 
-    d.section("mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases");
-    // Windows start at man − 1 (normal), man (normal with the step, or a subnormal near the
-    // normal range) or 2·man + 1 (a subnormal far below it).
-    let high = shifted.bit(2 * man + 1);
-    sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
-    let window_at = |start: usize| shifted.bits(start, p + 1);
-    sig!(window = far_window.mux(window_at(2 * man + 1), mid_window.mux(window_at(man), window_at(man - 1))));
-    let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
-    sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
-    sig!(overflow = normal & high.mux(over_high, over_low));
-    sig!(forced = forced_early | overflow);
-    sig!(saturate = !nan & (inf | !zero & overflow), normal_field = !forced & normal);
-    sig!(kept = window.bits(1, p), guard = window.bit(0));
-    sig!(increment = !forced & guard & (sticky | kept.bit(0)));
-    // Packed exponent and fraction before rounding: a subnormal result's kept bit `man` (set
-    // when the value already reaches the smallest normal, E0 = 0 with Q's upper leading one)
-    // is the exponent field's low bit, and a rounding carry into it makes it normal too; a
-    // normal result's field is E0 − 1 until the rounding adder adds 1 (or 2 for the upper
-    // window).
-    let field = normal.mux(e0_minus_1, kept.bit(man).zext(xw));
-    // Forced results as masks (the value ANDed out, infinity's exponent or the NaN ORed in).
-    let (exp_ones, quiet_bit) = ((nan | saturate).sext(f.exp), nan.zext(man).shl_const(man - 1));
-    sig!(packed = (field.bits(0, f.exp).cat(kept.bits(0, man)) & (!forced).sext(f.exp + man)) | exp_ones.cat(quiet_bit));
-    sig!(result_sign = !nan & sign);
+/// `Q = P << t` in LUTs (places 1 to 4 of [`Multiplier::LutShift`]), `3p` bits: the coarse
+/// part shifts by t's upper bits (steps of 4 and 16), the fine part by its two low bits.
+fn lut_shift<'d>(d: &'d Design, cuts: &mut Cuts, product: Sig<'d>, t: Sig<'d>, p: usize) -> Sig<'d> {
+    // (Two places after the product: a DSP's multiplier and output registers.)
     cuts.cut(&mut d.net());
-
-    d.section("mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)");
-    let exp_add = (normal_field & high).cat(normal_field & !high);
-    let addend = exp_add.zext(f.exp + man).shl_const(man) | increment.zext(f.exp + man);
-    sig!(result = result_sign.cat(packed + addend));
-    result
+    cuts.cut(&mut d.net());
+    d.section("mul: Q = P << t, a radix-4 shifter in two parts");
+    let fine = t.width.min(2);
+    let q = product.zext(3 * p);
+    let coarse = if t.width > fine { shl_radix4(d, q, t.bits(fine, t.width - fine).cat(d.lit(0, fine))) } else { q };
+    cuts.cut(&mut d.net());
+    sig!(shifted = shl_radix4(d, coarse, t.bits(0, fine)));
+    cuts.cut(&mut d.net());
+    shifted
 }

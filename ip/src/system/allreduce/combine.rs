@@ -109,7 +109,7 @@ pub(super) fn combiner<'d>(
             // Adders of ADD_STAGES stages: the unit sits in every node, so it keeps to the
             // router's LUT levels rather than the kernels' balanced (shallower, deeper-logic) split.
             let mut stages = Stages::balanced(kernel.format);
-            stages.0.insert(FloatOperator::Add.name(), ADD_STAGES);
+            stages.depth.insert(FloatOperator::Add.name(), ADD_STAGES);
             let (net, _) = kernel.netlist(&stages)?;
             (net, kernel.name)
         }
