@@ -175,7 +175,7 @@ wire [5:0] for_lz_sel_6;
 wire [5:0] lz;
 wire [10:0] b_exp_xor;
 wire [12:0] fine;
-// mul: significand product; beside it, the result's exponent, its window and the shift t
+// mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
 reg [52:0] a_sig_d1;
 reg [52:0] b_sig_d1;
 wire [105:0] product;
@@ -396,7 +396,7 @@ assign lz = for_lz_sel_3 | for_lz_sel_6;
 assign b_exp_xor = b_exp ^ 11'h400;
 assign fine = (({2'h0, a_exp}) + ({(b_exp_xor[10] ? 2'h3 : 2'h0), b_exp_xor})) + 13'h1;
 
-// ---- mul: significand product; beside it, the result's exponent, its window and the shift t ----
+// ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
 assign product = {{53{1'b0}}, a_sig_d1} * {{53{1'b0}}, b_sig_d1};
 assign e0_minus_1 = fine_d1 + (~({7'h0, lz_d1}));
 assign normal = ~e0_minus_1[12];

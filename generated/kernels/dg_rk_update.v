@@ -289,7 +289,7 @@ wire [4:0] for_lz_sel_2;
 wire [4:0] lz;
 wire [7:0] b_exp_xor;
 wire [9:0] fine;
-// mul: significand product; beside it, the result's exponent, its window and the shift t
+// mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
 reg [23:0] a_sig_d1;
 reg [23:0] b_sig_d1;
 wire [47:0] product;
@@ -442,7 +442,7 @@ assign lz = (a_sig[23] ? 5'h0 : for_lz_sel) | (b_sig[23] ? 5'h0 : for_lz_sel_2);
 assign b_exp_xor = b_exp ^ 8'h80;
 assign fine = (({2'h0, a_exp}) + ({(b_exp_xor[7] ? 2'h3 : 2'h0), b_exp_xor})) + 10'h1;
 
-// ---- mul: significand product; beside it, the result's exponent, its window and the shift t ----
+// ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
 assign product = {{24{1'b0}}, a_sig_d1} * {{24{1'b0}}, b_sig_d1};
 assign e0_minus_1 = fine_d1 + (~({5'h0, lz_d1}));
 assign normal = ~e0_minus_1[9];

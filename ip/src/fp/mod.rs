@@ -56,7 +56,6 @@ fn spec(op: FloatOperator, stages: usize, multiplier: Multiplier) -> ModuleSpec 
     let hidden = unframed_ports();
     let input = if op.operands() == 1 { "s_axis_tdata[31:0] = a" } else { "s_axis_tdata[63:0] = {b, a}" };
     let shift = match (op, multiplier) {
-        (FloatOperator::Mul, Multiplier::DspShift) => ", subnormal shifts as DSP multiplies (6 DSP48E1)",
         (FloatOperator::Mul, Multiplier::LutShift) => ", subnormal shifts in LUTs (2 DSP48E1)",
         _ => "",
     };

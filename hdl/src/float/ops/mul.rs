@@ -72,7 +72,10 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(fine = ua.exp.zext(xw) + eb_centered + 1u32);
     cuts.cut(&mut d.net());
 
-    d.section("mul: significand product; beside it, the result's exponent, its window and the shift t");
+    d.section(match multiplier {
+        Multiplier::DspShift => "mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t",
+        Multiplier::LutShift => "mul: significand product; beside it, the result's exponent, its window and the shift t",
+    });
     sig!(product = ua.sig.mul(ub.sig));
     // E0 − 1, E0 = fine − lz the exponent field of a normal result with Q's leading one at
     // 2·man (no normalisation step): normal when E0 ≥ 1, the sign of one adder. The rounding
