@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use weft_hdl::export::{export_netlist, ModuleSpec};
+use weft_hdl::float::Multiplier;
 use weft_hdl::pipeline::{dsl, Stages as PipelineStages};
 pub use weft_ip::catalog::Shipped;
 use weft_sim::catalog::shipped;
@@ -59,22 +60,24 @@ pub fn write_modules(out: &Path, modules: &[Shipped]) -> Result<Vec<PathBuf>, Fl
 }
 
 /// A user's kernel (a DSL file) as a module of the flow, read when the command runs (no
-/// rebuild): `generate` writes `kernels/<name>.v` from its netlist, `check` runs
-/// [`crate::run::testbench`] (random operands against the software model) and the tool stages.
-pub fn user_kernel(path: &Path) -> Result<Shipped, Error> {
+/// rebuild), every float product built as `multiplier`: `generate` writes `kernels/<name>.v`
+/// from its netlist, `check` runs [`crate::run::testbench`] (random operands against the
+/// software model) and the tool stages.
+pub fn user_kernel(path: &Path, multiplier: Multiplier) -> Result<Shipped, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::from(e).context(path.display()))?;
     let k = dsl::parse(&text).map_err(|e| Error::from(e).context(path.display()))?;
     if shipped().iter().any(|m| m.spec.name == k.name) {
         return Err(Error::Input(format!("{}: kernel `{}` has the name of a shipped module; give it another name (the `kernel` line)", path.display(), k.name)));
     }
-    let (_, schedule) = k.netlist(&PipelineStages::balanced(k.format)).map_err(|e| Error::from(e).context(path.display()))?;
+    let stages = PipelineStages::balanced(k.format).with_multiplier(multiplier);
+    let (_, schedule) = k.netlist(&stages).map_err(|e| Error::from(e).context(path.display()))?;
     let spec = weft_ip::kernels::kernel_spec(&k, &schedule, &path.display().to_string());
-    let for_verilog = k.clone();
+    let (for_verilog, stages_for_verilog) = (k.clone(), stages.clone());
     let verilog = move |spec: &ModuleSpec| {
-        let (net, _) = for_verilog.netlist(&PipelineStages::balanced(for_verilog.format))?;
+        let (net, _) = for_verilog.netlist(&stages_for_verilog)?;
         export_netlist(spec, &net)
     };
-    Ok(Shipped::new(spec, verilog, move || crate::run::testbench(&k).map_err(|e| crate::ip::Error::Mismatch(e.to_string()))))
+    Ok(Shipped::new(spec, verilog, move || crate::run::testbench(&k, &stages).map_err(|e| crate::ip::Error::Mismatch(e.to_string()))))
 }
 
 /// The modules a `check` selection names: `all`, or one module name.

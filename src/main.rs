@@ -1,8 +1,27 @@
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use weft::flow::{check_with, generate, parallel, select, Stages};
+
+/// How a user kernel's float products are built (`--multiplier`).
+#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+enum MultiplierArg {
+    /// Subnormal shifts as DSP multiplies: 6 DSP48E1 a binary32 product, the fewest LUTs
+    #[default]
+    DspShift,
+    /// Subnormal shifts in LUTs: 2 DSP48E1 a binary32 product, about 200 LUTs more
+    LutShift,
+}
+
+impl From<MultiplierArg> for weft_hdl::float::Multiplier {
+    fn from(m: MultiplierArg) -> Self {
+        match m {
+            MultiplierArg::DspShift => weft_hdl::float::Multiplier::DspShift,
+            MultiplierArg::LutShift => weft_hdl::float::Multiplier::LutShift,
+        }
+    }
+}
 
 /// weft: describe FPGA hardware for multi-FPGA HPC systems, check it in the built-in simulator,
 /// and export Verilog for vendor flows, Verilator and Yosys.
@@ -28,6 +47,9 @@ enum Command {
         /// A kernel in the DSL (.wk), written to <out>/kernels/<name>.v; may be given several times
         #[arg(long)]
         kernel: Vec<PathBuf>,
+        /// How the --kernel files' float products are built
+        #[arg(long, value_enum, default_value_t)]
+        multiplier: MultiplierArg,
         /// Folder for the constraint files (<constraints>/<board>/<system>.xdc|sdc); default
         /// `constraints` with the default --out, else <out>/constraints
         #[arg(long)]
@@ -51,6 +73,9 @@ enum Command {
         /// may be given several times
         #[arg(long)]
         kernel: Vec<PathBuf>,
+        /// How the --kernel files' float products are built (as given to `weft generate`)
+        #[arg(long, value_enum, default_value_t)]
+        multiplier: MultiplierArg,
         /// Folder holding the constraint files; default `constraints` with the default
         /// --generated, else <generated>/constraints
         #[arg(long)]
@@ -98,6 +123,9 @@ enum Command {
         /// Seed of the random back-pressure
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// How the kernel's float products are built
+        #[arg(long, value_enum, default_value_t)]
+        multiplier: MultiplierArg,
     },
     /// Run a mesh application file (examples/apps/*.app) in OP2's sequential order, in the
     /// arithmetic the generated hardware performs, and print what its program prints
@@ -199,14 +227,15 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        Command::Generate { out, config, kernel, constraints } => run_generate(&out, &config, &kernel, &constraints_dir(constraints, &out)),
-        Command::Check { module, generated, config, kernel, constraints, timing, jobs, force } => {
+        Command::Generate { out, config, kernel, multiplier, constraints } => user_kernels(&kernel, multiplier).and_then(|user| run_generate(&out, &config, user, &constraints_dir(constraints, &out))),
+        Command::Check { module, generated, config, kernel, multiplier, constraints, timing, jobs, force } => {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             let options = CheckOptions { timing, jobs, force };
-            run_check(&module, &generated, &config, &kernel, &constraints_dir(constraints, &generated), options)
+            user_kernels(&kernel, multiplier).and_then(|user| run_check(&module, &generated, &config, user, &constraints_dir(constraints, &generated), options))
         }
-        Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
-            weft::run::run_and_report(&weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed }).map_err(String::from)
+        Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed, multiplier } => {
+            let multiplier = multiplier.into();
+            weft::run::run_and_report(&weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed, multiplier }).map_err(String::from)
         }
         Command::App { file, mesh, partition: Some(parts), split, primary, out, .. } => weft::run::app::mesh(&mesh)
             .and_then(|data| weft::run::partition::command(&file, &data, parts, primary.as_deref(), &split, &out))
@@ -233,12 +262,16 @@ fn constraints_dir(given: Option<PathBuf>, generated: &Path) -> PathBuf {
     given.unwrap_or_else(|| if generated == Path::new("generated") { PathBuf::from("constraints") } else { generated.join("constraints") })
 }
 
-fn run_generate(out: &Path, configs: &[PathBuf], kernels: &[PathBuf], constraints: &Path) -> Result<(), String> {
-    let user: Vec<weft::flow::Shipped> = kernels.iter().map(|k| weft::flow::user_kernel(k)).collect::<Result<_, _>>()?;
+/// The --kernel files as modules, their float products built as `multiplier`.
+fn user_kernels(files: &[PathBuf], multiplier: MultiplierArg) -> Result<Vec<weft::flow::Shipped>, String> {
+    Ok(files.iter().map(|k| weft::flow::user_kernel(k, multiplier.into())).collect::<Result<_, _>>()?)
+}
+
+fn run_generate(out: &Path, configs: &[PathBuf], user: Vec<weft::flow::Shipped>, constraints: &Path) -> Result<(), String> {
     for file in weft::flow::write_modules(out, &user).map_err(|e| e.to_string())? {
         println!("wrote {}", file.display());
     }
-    let systems = if configs.is_empty() && kernels.is_empty() {
+    let systems = if configs.is_empty() && user.is_empty() {
         for file in generate(out).map_err(|e| e.to_string())? {
             println!("wrote {}", file.display());
         }
@@ -261,17 +294,16 @@ fn with_system_hint(selection: &str, error: String) -> String {
     format!("{error}\nhint: the shipped systems are {}; to check a system you described, pass its file: `weft check --config {file}` (`weft check --help` lists the options)", shipped.join(", "))
 }
 
-fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], kernels: &[PathBuf], constraints: &Path, options: CheckOptions) -> Result<(), String> {
+fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], user: Vec<weft::flow::Shipped>, constraints: &Path, options: CheckOptions) -> Result<(), String> {
     let CheckOptions { timing, jobs, force } = options;
-    let from_files = !configs.is_empty() || !kernels.is_empty();
-    let user: Vec<weft::flow::Shipped> = kernels.iter().map(|k| weft::flow::user_kernel(k)).collect::<Result<_, _>>()?;
+    let from_files = !configs.is_empty() || !user.is_empty();
     let systems: Vec<weft::system::SystemConfig> = if from_files {
         let described: Vec<_> = configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?;
         let names: Vec<String> = described.iter().map(|s| format!("`{}`", s.name)).collect();
         let names: Vec<String> = names.into_iter().chain(user.iter().map(|m| format!("`{}`", m.spec.name))).collect();
         let chosen: Vec<_> = described.into_iter().filter(|s| selection == "all" || s.name == selection).collect();
         if chosen.is_empty() && !user.iter().any(|m| selection == "all" || m.spec.name == selection) {
-            let what = match (configs.is_empty(), kernels.is_empty()) {
+            let what = match (configs.is_empty(), user.is_empty()) {
                 (false, true) => "system the --config files",
                 (true, false) => "kernel the --kernel files",
                 _ => "system or kernel the --config and --kernel files",

@@ -157,6 +157,18 @@ fn a_user_kernel_file_is_generated_and_checked_without_a_rebuild() {
     let (ok, text) = weft(&["check", "fp32_add", "--generated", out.to_str().unwrap(), "--kernel", dot.to_str().unwrap()]);
     assert!(!ok && text.contains("`fp32_add` is not a kernel the --kernel files describe") && text.contains("`my_dot`"), "{text}");
 
+    // Products built with the multiplier whose subnormal shift is in LUTs, generated and checked
+    // the same way; an unknown implementation is refused naming the choices.
+    let lut = dir.join("lut");
+    let (ok, text) = weft(&["generate", "--out", lut.to_str().unwrap(), "--kernel", axpy.to_str().unwrap(), "--multiplier", "lut-shift"]);
+    assert!(ok, "{text}");
+    let verilog = std::fs::read_to_string(lut.join("kernels/my_axpy.v")).unwrap();
+    assert!(verilog.contains("module my_axpy_fp32_mul_lut_shift_s") && !verilog.contains("module my_axpy_fp32_mul_s"), "{verilog}");
+    let (ok, text) = weft(&["check", "--generated", lut.to_str().unwrap(), "--kernel", axpy.to_str().unwrap(), "--multiplier", "lut-shift"]);
+    assert!(ok && text.contains("1000 beats match the software model"), "{text}");
+    let (ok, text) = weft(&["generate", "--out", lut.to_str().unwrap(), "--kernel", axpy.to_str().unwrap(), "--multiplier", "lut"]);
+    assert!(!ok && text.contains("dsp-shift") && text.contains("lut-shift"), "{text}");
+
     // Errors name the file and the place.
     let bad = dir.join("bad.wk");
     std::fs::write(&bad, "kernel bad: f32\ninput a\noutput r = a +\n").unwrap();

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use num_bigint::BigUint;
 use weft_hdl::export::{export_netlist, ModuleSpec};
-use weft_hdl::float::FloatFormat;
+use weft_hdl::float::{FloatFormat, Multiplier};
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::netlist::vcd::Vcd;
 use weft_hdl::netlist::Netlist;
@@ -55,6 +55,8 @@ pub struct Options {
     pub verilator: bool,
     /// Seed of the random valid and ready choices.
     pub seed: u64,
+    /// How the kernel's float multipliers are built.
+    pub multiplier: Multiplier,
 }
 
 /// What a run produced.
@@ -275,7 +277,7 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcom
     let table = data::read(&o.input)?;
     let input = beats(&k, &table, &o.input, o.vector_length)?;
     let want = model(&k, &input);
-    let (net, _) = k.netlist(&Stages::balanced(FloatFormat::BINARY32))?;
+    let (net, _) = k.netlist(&Stages::balanced(FloatFormat::BINARY32).with_multiplier(o.multiplier))?;
     let mut dut: Box<dyn Dut> = if o.verilator {
         if o.vcd.is_some() {
             return Err(Error::Check("--vcd is written by the built-in simulator; drop --verilator for a waveform".to_string()));
@@ -363,8 +365,9 @@ pub fn run_and_report(options: &Options) -> Result<(), Error> {
 /// The built-in testbench of a user's kernel (what `weft check --kernel` runs): random operands
 /// (1000 beats, or 600 vectors of 1 to 12 beats for per-vector kernels and kernels with stream
 /// offsets) through the kernel's netlist in the built-in simulator at valid 80 % / ready 60 %,
-/// against the software model: bit for bit per beat, per vector within the summation bound.
-pub fn testbench(k: &Kernel) -> Result<String, Error> {
+/// against the software model: bit for bit per beat, per vector within the summation bound; the
+/// kernel built with `stages`.
+pub fn testbench(k: &Kernel, stages: &Stages) -> Result<String, Error> {
     if k.format != FloatFormat::BINARY32 {
         return Err(Error::Check(format!("kernel `{}`: the built-in testbench runs binary32 kernels (this one is {})", k.name, k.format)));
     }
@@ -382,11 +385,22 @@ pub fn testbench(k: &Kernel) -> Result<String, Error> {
         (0..1000).map(|_| ((0..k.inputs.len()).map(|_| weft_ip::kernels::operand(&mut rng)).collect(), false)).collect()
     };
     let want = model(k, &input);
-    let (net, schedule) = k.netlist(&Stages::balanced(k.format))?;
+    let (net, schedule) = k.netlist(stages)?;
     let mut eval = Evaluator::new(net);
     eval.reset(2);
     let mut dut = BuiltIn { lanes_out: k.outputs.len(), eval, vcd: None, valid: false };
-    let o = Options { kernel: k.name.clone(), input: PathBuf::new(), output: PathBuf::new(), ready_percent: 60, valid_percent: 80, vector_length: None, vcd: None, verilator: false, seed: 9 };
+    let o = Options {
+        kernel: k.name.clone(),
+        input: PathBuf::new(),
+        output: PathBuf::new(),
+        ready_percent: 60,
+        valid_percent: 80,
+        vector_length: None,
+        vcd: None,
+        verilator: false,
+        seed: 9,
+        multiplier: stages.multiplier,
+    };
     let (got, cycles) = simulate(k, &mut dut, &input, want.len(), &o, &mut |_, _| {})?;
     let mismatches = compare(k, &got, &want);
     if let Some(first) = mismatches.first() {
