@@ -115,7 +115,7 @@ wire [4:0] for_lz_sel_2;
 wire [4:0] lz;
 wire [7:0] b_exp_xor;
 wire [9:0] fine;
-// mul: significand product; beside it, the result's exponent, its window and the shift t
+// mul: significand product; beside it, the result's exponent and its window's shift r
 reg [23:0] a_sig_d1;
 reg [23:0] b_sig_d1;
 wire [47:0] product;
@@ -123,23 +123,24 @@ reg [4:0] lz_d1;
 reg [9:0] fine_d1;
 wire [9:0] e0_minus_1;
 wire normal;
-wire coarse;
 wire far;
-wire [9:0] fine_d1_sel;
-wire [4:0] t;
 wire over_low;
 wire over_high;
 reg nan_d1;
 reg inf_d1;
 reg zero_d1;
 wire forced_early;
-// mul: Q = P << t, a radix-4 shifter in two parts
+wire [9:0] lz_d1_sel;
+wire [5:0] shift;
+// mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed
 reg [47:0] product_d1;
 reg [47:0] product_d2;
-wire [71:0] product_d2_cat;
-reg [4:0] t_d1;
-reg [4:0] t_d2;
-wire [5:0] t_d2_cat;
+wire [48:0] product_d2_cat;
+reg [5:0] shift_d1;
+reg [5:0] shift_d2;
+wire [5:0] shift_d2_cat;
+wire product_d2_not;
+wire product_d2_not_2;
 wire product_d2_sel;
 wire product_d2_sel_2;
 wire product_d2_sel_3;
@@ -158,6 +159,10 @@ wire product_d2_sel_15;
 wire product_d2_sel_16;
 wire product_d2_sel_17;
 wire product_d2_sel_18;
+wire [43:0] product_d2_cat_2;
+wire product_d2_not_3;
+wire product_d2_not_4;
+wire for_dropped_sel;
 wire product_d2_sel_19;
 wire product_d2_sel_20;
 wire product_d2_sel_21;
@@ -180,7 +185,6 @@ wire product_d2_sel_37;
 wire product_d2_sel_38;
 wire product_d2_sel_39;
 wire product_d2_sel_40;
-wire [71:0] product_d2_cat_2;
 wire product_d2_sel_41;
 wire product_d2_sel_42;
 wire product_d2_sel_43;
@@ -191,61 +195,10 @@ wire product_d2_sel_47;
 wire product_d2_sel_48;
 wire product_d2_sel_49;
 wire product_d2_sel_50;
-wire product_d2_sel_51;
-wire product_d2_sel_52;
-wire product_d2_sel_53;
-wire product_d2_sel_54;
-wire product_d2_sel_55;
-wire product_d2_sel_56;
-wire product_d2_sel_57;
-wire product_d2_sel_58;
-wire product_d2_sel_59;
-wire product_d2_sel_60;
-wire product_d2_sel_61;
-wire product_d2_sel_62;
-wire product_d2_sel_63;
-wire product_d2_sel_64;
-wire product_d2_sel_65;
-wire product_d2_sel_66;
-wire product_d2_sel_67;
-wire product_d2_sel_68;
-wire product_d2_sel_69;
-wire product_d2_sel_70;
-wire product_d2_sel_71;
-wire product_d2_sel_72;
-wire product_d2_sel_73;
-wire product_d2_sel_74;
-wire product_d2_sel_75;
-wire product_d2_sel_76;
-wire product_d2_sel_77;
-wire product_d2_sel_78;
-wire product_d2_sel_79;
-wire product_d2_sel_80;
-wire product_d2_sel_81;
-wire product_d2_sel_82;
-wire product_d2_sel_83;
-wire product_d2_sel_84;
-wire product_d2_sel_85;
-wire product_d2_sel_86;
-wire product_d2_sel_87;
-wire product_d2_sel_88;
-wire product_d2_sel_89;
-wire product_d2_sel_90;
-wire product_d2_sel_91;
-wire product_d2_sel_92;
-wire product_d2_sel_93;
-wire product_d2_sel_94;
-wire product_d2_sel_95;
-wire product_d2_sel_96;
-wire product_d2_sel_97;
-wire product_d2_sel_98;
-wire product_d2_sel_99;
-wire product_d2_sel_100;
-wire product_d2_sel_101;
-wire product_d2_sel_102;
-wire product_d2_sel_103;
-wire product_d2_sel_104;
-wire [71:0] cat;
+wire [31:0] cat;
+wire for_dropped_not;
+wire for_dropped_not_2;
+wire for_dropped_sel_2;
 wire sel;
 wire sel_2;
 wire sel_3;
@@ -272,67 +225,28 @@ wire sel_23;
 wire sel_24;
 wire sel_25;
 wire sel_26;
-wire sel_27;
-wire sel_28;
-wire sel_29;
-wire sel_30;
-wire sel_31;
-wire sel_32;
-wire sel_33;
-wire sel_34;
-wire sel_35;
-wire sel_36;
-wire sel_37;
-wire sel_38;
-wire sel_39;
-wire sel_40;
-wire sel_41;
-wire sel_42;
-wire sel_43;
-wire sel_44;
-wire sel_45;
-wire sel_46;
-wire sel_47;
-wire sel_48;
-wire sel_49;
-wire sel_50;
-wire sel_51;
-wire sel_52;
-wire sel_53;
-wire sel_54;
-wire sel_55;
-wire sel_56;
-wire sel_57;
-wire sel_58;
-wire sel_59;
-wire sel_60;
-wire sel_61;
-wire sel_62;
-wire sel_63;
-wire sel_64;
-wire sel_65;
-wire sel_66;
-wire sel_67;
-wire sel_68;
-wire sel_69;
 wire for_shifted_sel;
-wire [71:0] for_shifted_cat;
-reg [4:0] t_d3;
-reg [71:0] for_shifted_q;
-wire [71:0] shifted;
-// mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases
-reg [71:0] shifted_d1;
+wire for_shifted_sel_2;
+wire for_shifted_sel_3;
+wire [28:0] for_shifted_cat;
+wire [2:0] shift_d2_cat_2;
+reg [5:0] shift_d3;
+reg [28:0] for_shifted_q;
+wire for_dropped_not_3;
+wire for_dropped_not_4;
+wire shift_d3_sel;
+wire [25:0] shifted;
+reg [2:0] shift_d2_q;
+wire dropped;
+// mul: the window (guard, then the kept bits) one bit higher with the step, sticky, round to nearest even, special cases
+reg [25:0] shifted_d1;
 reg normal_d1;
 reg normal_d2;
 reg normal_d3;
 reg normal_d4;
-reg coarse_d1;
-reg coarse_d2;
-reg coarse_d3;
-reg coarse_d4;
-wire far_window;
-wire mid_window;
+wire high;
 wire [24:0] window;
+reg dropped_d1;
 wire sticky;
 reg over_high_d1;
 reg over_high_d2;
@@ -382,7 +296,7 @@ reg sign_d5;
 wire result_sign;
 // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
 reg normal_field_d1;
-reg shifted_d1_q;
+reg high_d1;
 wire [30:0] normal_field_d1_cat;
 reg increment_d1;
 reg [30:0] packed_d1;
@@ -482,344 +396,187 @@ assign lz = (a_sig[23] ? 5'h0 : for_lz_sel) | (b_sig[23] ? 5'h0 : for_lz_sel_2);
 assign b_exp_xor = b_exp ^ 8'h80;
 assign fine = (({2'h0, a_exp}) + ({(b_exp_xor[7] ? 2'h3 : 2'h0), b_exp_xor})) + 10'h1;
 
-// ---- mul: significand product; beside it, the result's exponent, its window and the shift t ----
+// ---- mul: significand product; beside it, the result's exponent and its window's shift r ----
 assign product = {{24{1'b0}}, a_sig_d1} * {{24{1'b0}}, b_sig_d1};
 assign e0_minus_1 = fine_d1 + (~({5'h0, lz_d1}));
 assign normal = ~e0_minus_1[9];
-assign coarse = fine_d1[9];
 assign far = (fine_d1 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-assign fine_d1_sel = coarse ? (fine_d1 + 10'h18) : fine_d1;
-assign t = normal ? lz_d1 : fine_d1_sel[4:0];
 assign over_low = ~((e0_minus_1 ^ 10'h200) < (10'hfe ^ 10'h200));
 assign over_high = ~((e0_minus_1 ^ 10'h200) < (10'hfd ^ 10'h200));
 assign forced_early = nan_d1 | inf_d1 | zero_d1 | (normal ? 1'h0 : far);
+assign lz_d1_sel = normal ? (10'h17 - ({5'h0, lz_d1})) : (10'h18 - fine_d1);
+assign shift = lz_d1_sel[5:0];
 
-// ---- mul: Q = P << t, a radix-4 shifter in two parts ----
-assign product_d2_cat = {24'h0, product_d2};
-assign t_d2_cat = {1'h0, t_d2[4:2], 2'h0};
-assign product_d2_sel = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[23] : product_d2_cat[39]) : (t_d2_cat[4] ? product_d2_cat[55] : product_d2_cat[71]);
-assign product_d2_sel_2 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[22] : product_d2_cat[38]) : (t_d2_cat[4] ? product_d2_cat[54] : product_d2_cat[70]);
-assign product_d2_sel_3 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[21] : product_d2_cat[37]) : (t_d2_cat[4] ? product_d2_cat[53] : product_d2_cat[69]);
-assign product_d2_sel_4 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[20] : product_d2_cat[36]) : (t_d2_cat[4] ? product_d2_cat[52] : product_d2_cat[68]);
-assign product_d2_sel_5 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[19] : product_d2_cat[35]) : (t_d2_cat[4] ? product_d2_cat[51] : product_d2_cat[67]);
-assign product_d2_sel_6 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[18] : product_d2_cat[34]) : (t_d2_cat[4] ? product_d2_cat[50] : product_d2_cat[66]);
-assign product_d2_sel_7 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[17] : product_d2_cat[33]) : (t_d2_cat[4] ? product_d2_cat[49] : product_d2_cat[65]);
-assign product_d2_sel_8 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[16] : product_d2_cat[32]) : (t_d2_cat[4] ? product_d2_cat[48] : product_d2_cat[64]);
-assign product_d2_sel_9 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[15] : product_d2_cat[31]) : (t_d2_cat[4] ? product_d2_cat[47] : product_d2_cat[63]);
-assign product_d2_sel_10 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[14] : product_d2_cat[30]) : (t_d2_cat[4] ? product_d2_cat[46] : product_d2_cat[62]);
-assign product_d2_sel_11 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[13] : product_d2_cat[29]) : (t_d2_cat[4] ? product_d2_cat[45] : product_d2_cat[61]);
-assign product_d2_sel_12 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[12] : product_d2_cat[28]) : (t_d2_cat[4] ? product_d2_cat[44] : product_d2_cat[60]);
-assign product_d2_sel_13 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[11] : product_d2_cat[27]) : (t_d2_cat[4] ? product_d2_cat[43] : product_d2_cat[59]);
-assign product_d2_sel_14 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[10] : product_d2_cat[26]) : (t_d2_cat[4] ? product_d2_cat[42] : product_d2_cat[58]);
-assign product_d2_sel_15 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[9] : product_d2_cat[25]) : (t_d2_cat[4] ? product_d2_cat[41] : product_d2_cat[57]);
-assign product_d2_sel_16 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[8] : product_d2_cat[24]) : (t_d2_cat[4] ? product_d2_cat[40] : product_d2_cat[56]);
-assign product_d2_sel_17 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[7] : product_d2_cat[23]) : (t_d2_cat[4] ? product_d2_cat[39] : product_d2_cat[55]);
-assign product_d2_sel_18 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[6] : product_d2_cat[22]) : (t_d2_cat[4] ? product_d2_cat[38] : product_d2_cat[54]);
-assign product_d2_sel_19 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[5] : product_d2_cat[21]) : (t_d2_cat[4] ? product_d2_cat[37] : product_d2_cat[53]);
-assign product_d2_sel_20 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[4] : product_d2_cat[20]) : (t_d2_cat[4] ? product_d2_cat[36] : product_d2_cat[52]);
-assign product_d2_sel_21 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[3] : product_d2_cat[19]) : (t_d2_cat[4] ? product_d2_cat[35] : product_d2_cat[51]);
-assign product_d2_sel_22 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[2] : product_d2_cat[18]) : (t_d2_cat[4] ? product_d2_cat[34] : product_d2_cat[50]);
-assign product_d2_sel_23 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[1] : product_d2_cat[17]) : (t_d2_cat[4] ? product_d2_cat[33] : product_d2_cat[49]);
-assign product_d2_sel_24 = t_d2_cat[5] ? (t_d2_cat[4] ? product_d2_cat[0] : product_d2_cat[16]) : (t_d2_cat[4] ? product_d2_cat[32] : product_d2_cat[48]);
-assign product_d2_sel_25 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[15]) : (t_d2_cat[4] ? product_d2_cat[31] : product_d2_cat[47]);
-assign product_d2_sel_26 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[14]) : (t_d2_cat[4] ? product_d2_cat[30] : product_d2_cat[46]);
-assign product_d2_sel_27 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[13]) : (t_d2_cat[4] ? product_d2_cat[29] : product_d2_cat[45]);
-assign product_d2_sel_28 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[12]) : (t_d2_cat[4] ? product_d2_cat[28] : product_d2_cat[44]);
-assign product_d2_sel_29 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[11]) : (t_d2_cat[4] ? product_d2_cat[27] : product_d2_cat[43]);
-assign product_d2_sel_30 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[10]) : (t_d2_cat[4] ? product_d2_cat[26] : product_d2_cat[42]);
-assign product_d2_sel_31 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[9]) : (t_d2_cat[4] ? product_d2_cat[25] : product_d2_cat[41]);
-assign product_d2_sel_32 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[8]) : (t_d2_cat[4] ? product_d2_cat[24] : product_d2_cat[40]);
-assign product_d2_sel_33 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[7]) : (t_d2_cat[4] ? product_d2_cat[23] : product_d2_cat[39]);
-assign product_d2_sel_34 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[6]) : (t_d2_cat[4] ? product_d2_cat[22] : product_d2_cat[38]);
-assign product_d2_sel_35 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[5]) : (t_d2_cat[4] ? product_d2_cat[21] : product_d2_cat[37]);
-assign product_d2_sel_36 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[4]) : (t_d2_cat[4] ? product_d2_cat[20] : product_d2_cat[36]);
-assign product_d2_sel_37 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[3]) : (t_d2_cat[4] ? product_d2_cat[19] : product_d2_cat[35]);
-assign product_d2_sel_38 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[2]) : (t_d2_cat[4] ? product_d2_cat[18] : product_d2_cat[34]);
-assign product_d2_sel_39 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[1]) : (t_d2_cat[4] ? product_d2_cat[17] : product_d2_cat[33]);
-assign product_d2_sel_40 = t_d2_cat[5] ? (t_d2_cat[4] ? 1'h0 : product_d2_cat[0]) : (t_d2_cat[4] ? product_d2_cat[16] : product_d2_cat[32]);
-assign product_d2_cat_2 = {product_d2_sel, product_d2_sel_2, product_d2_sel_3, product_d2_sel_4, product_d2_sel_5,
-    product_d2_sel_6, product_d2_sel_7, product_d2_sel_8, product_d2_sel_9, product_d2_sel_10,
-    product_d2_sel_11, product_d2_sel_12, product_d2_sel_13, product_d2_sel_14, product_d2_sel_15,
-    product_d2_sel_16, product_d2_sel_17, product_d2_sel_18, product_d2_sel_19, product_d2_sel_20,
-    product_d2_sel_21, product_d2_sel_22, product_d2_sel_23, product_d2_sel_24, product_d2_sel_25,
-    product_d2_sel_26, product_d2_sel_27, product_d2_sel_28, product_d2_sel_29, product_d2_sel_30,
-    product_d2_sel_31, product_d2_sel_32, product_d2_sel_33, product_d2_sel_34, product_d2_sel_35,
-    product_d2_sel_36, product_d2_sel_37, product_d2_sel_38, product_d2_sel_39, product_d2_sel_40,
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[15] : product_d2_cat[31])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[14] : product_d2_cat[30])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[13] : product_d2_cat[29])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[12] : product_d2_cat[28])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[11] : product_d2_cat[27])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[10] : product_d2_cat[26])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[9] : product_d2_cat[25])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[8] : product_d2_cat[24])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[7] : product_d2_cat[23])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[6] : product_d2_cat[22])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[5] : product_d2_cat[21])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[4] : product_d2_cat[20])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[3] : product_d2_cat[19])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[2] : product_d2_cat[18])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[1] : product_d2_cat[17])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? product_d2_cat[0] : product_d2_cat[16])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[15])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[14])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[13])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[12])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[11])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[10])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[9])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[8])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[7])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[6])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[5])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[4])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[3])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[2])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[1])),
-    (t_d2_cat[5] ? 1'h0 : (t_d2_cat[4] ? 1'h0 : product_d2_cat[0]))};
-assign product_d2_sel_41 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[59] : product_d2_cat_2[63]) : (t_d2_cat[2] ? product_d2_cat_2[67] : product_d2_cat_2[71]);
-assign product_d2_sel_42 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[58] : product_d2_cat_2[62]) : (t_d2_cat[2] ? product_d2_cat_2[66] : product_d2_cat_2[70]);
-assign product_d2_sel_43 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[57] : product_d2_cat_2[61]) : (t_d2_cat[2] ? product_d2_cat_2[65] : product_d2_cat_2[69]);
-assign product_d2_sel_44 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[56] : product_d2_cat_2[60]) : (t_d2_cat[2] ? product_d2_cat_2[64] : product_d2_cat_2[68]);
-assign product_d2_sel_45 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[55] : product_d2_cat_2[59]) : (t_d2_cat[2] ? product_d2_cat_2[63] : product_d2_cat_2[67]);
-assign product_d2_sel_46 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[54] : product_d2_cat_2[58]) : (t_d2_cat[2] ? product_d2_cat_2[62] : product_d2_cat_2[66]);
-assign product_d2_sel_47 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[53] : product_d2_cat_2[57]) : (t_d2_cat[2] ? product_d2_cat_2[61] : product_d2_cat_2[65]);
-assign product_d2_sel_48 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[52] : product_d2_cat_2[56]) : (t_d2_cat[2] ? product_d2_cat_2[60] : product_d2_cat_2[64]);
-assign product_d2_sel_49 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[51] : product_d2_cat_2[55]) : (t_d2_cat[2] ? product_d2_cat_2[59] : product_d2_cat_2[63]);
-assign product_d2_sel_50 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[50] : product_d2_cat_2[54]) : (t_d2_cat[2] ? product_d2_cat_2[58] : product_d2_cat_2[62]);
-assign product_d2_sel_51 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[49] : product_d2_cat_2[53]) : (t_d2_cat[2] ? product_d2_cat_2[57] : product_d2_cat_2[61]);
-assign product_d2_sel_52 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[48] : product_d2_cat_2[52]) : (t_d2_cat[2] ? product_d2_cat_2[56] : product_d2_cat_2[60]);
-assign product_d2_sel_53 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[47] : product_d2_cat_2[51]) : (t_d2_cat[2] ? product_d2_cat_2[55] : product_d2_cat_2[59]);
-assign product_d2_sel_54 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[46] : product_d2_cat_2[50]) : (t_d2_cat[2] ? product_d2_cat_2[54] : product_d2_cat_2[58]);
-assign product_d2_sel_55 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[45] : product_d2_cat_2[49]) : (t_d2_cat[2] ? product_d2_cat_2[53] : product_d2_cat_2[57]);
-assign product_d2_sel_56 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[44] : product_d2_cat_2[48]) : (t_d2_cat[2] ? product_d2_cat_2[52] : product_d2_cat_2[56]);
-assign product_d2_sel_57 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[43] : product_d2_cat_2[47]) : (t_d2_cat[2] ? product_d2_cat_2[51] : product_d2_cat_2[55]);
-assign product_d2_sel_58 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[42] : product_d2_cat_2[46]) : (t_d2_cat[2] ? product_d2_cat_2[50] : product_d2_cat_2[54]);
-assign product_d2_sel_59 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[41] : product_d2_cat_2[45]) : (t_d2_cat[2] ? product_d2_cat_2[49] : product_d2_cat_2[53]);
-assign product_d2_sel_60 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[40] : product_d2_cat_2[44]) : (t_d2_cat[2] ? product_d2_cat_2[48] : product_d2_cat_2[52]);
-assign product_d2_sel_61 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[39] : product_d2_cat_2[43]) : (t_d2_cat[2] ? product_d2_cat_2[47] : product_d2_cat_2[51]);
-assign product_d2_sel_62 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[38] : product_d2_cat_2[42]) : (t_d2_cat[2] ? product_d2_cat_2[46] : product_d2_cat_2[50]);
-assign product_d2_sel_63 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[37] : product_d2_cat_2[41]) : (t_d2_cat[2] ? product_d2_cat_2[45] : product_d2_cat_2[49]);
-assign product_d2_sel_64 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[36] : product_d2_cat_2[40]) : (t_d2_cat[2] ? product_d2_cat_2[44] : product_d2_cat_2[48]);
-assign product_d2_sel_65 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[35] : product_d2_cat_2[39]) : (t_d2_cat[2] ? product_d2_cat_2[43] : product_d2_cat_2[47]);
-assign product_d2_sel_66 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[34] : product_d2_cat_2[38]) : (t_d2_cat[2] ? product_d2_cat_2[42] : product_d2_cat_2[46]);
-assign product_d2_sel_67 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[33] : product_d2_cat_2[37]) : (t_d2_cat[2] ? product_d2_cat_2[41] : product_d2_cat_2[45]);
-assign product_d2_sel_68 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[32] : product_d2_cat_2[36]) : (t_d2_cat[2] ? product_d2_cat_2[40] : product_d2_cat_2[44]);
-assign product_d2_sel_69 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[31] : product_d2_cat_2[35]) : (t_d2_cat[2] ? product_d2_cat_2[39] : product_d2_cat_2[43]);
-assign product_d2_sel_70 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[30] : product_d2_cat_2[34]) : (t_d2_cat[2] ? product_d2_cat_2[38] : product_d2_cat_2[42]);
-assign product_d2_sel_71 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[29] : product_d2_cat_2[33]) : (t_d2_cat[2] ? product_d2_cat_2[37] : product_d2_cat_2[41]);
-assign product_d2_sel_72 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[28] : product_d2_cat_2[32]) : (t_d2_cat[2] ? product_d2_cat_2[36] : product_d2_cat_2[40]);
-assign product_d2_sel_73 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[27] : product_d2_cat_2[31]) : (t_d2_cat[2] ? product_d2_cat_2[35] : product_d2_cat_2[39]);
-assign product_d2_sel_74 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[26] : product_d2_cat_2[30]) : (t_d2_cat[2] ? product_d2_cat_2[34] : product_d2_cat_2[38]);
-assign product_d2_sel_75 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[25] : product_d2_cat_2[29]) : (t_d2_cat[2] ? product_d2_cat_2[33] : product_d2_cat_2[37]);
-assign product_d2_sel_76 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[24] : product_d2_cat_2[28]) : (t_d2_cat[2] ? product_d2_cat_2[32] : product_d2_cat_2[36]);
-assign product_d2_sel_77 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[23] : product_d2_cat_2[27]) : (t_d2_cat[2] ? product_d2_cat_2[31] : product_d2_cat_2[35]);
-assign product_d2_sel_78 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[22] : product_d2_cat_2[26]) : (t_d2_cat[2] ? product_d2_cat_2[30] : product_d2_cat_2[34]);
-assign product_d2_sel_79 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[21] : product_d2_cat_2[25]) : (t_d2_cat[2] ? product_d2_cat_2[29] : product_d2_cat_2[33]);
-assign product_d2_sel_80 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[20] : product_d2_cat_2[24]) : (t_d2_cat[2] ? product_d2_cat_2[28] : product_d2_cat_2[32]);
-assign product_d2_sel_81 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[19] : product_d2_cat_2[23]) : (t_d2_cat[2] ? product_d2_cat_2[27] : product_d2_cat_2[31]);
-assign product_d2_sel_82 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[18] : product_d2_cat_2[22]) : (t_d2_cat[2] ? product_d2_cat_2[26] : product_d2_cat_2[30]);
-assign product_d2_sel_83 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[17] : product_d2_cat_2[21]) : (t_d2_cat[2] ? product_d2_cat_2[25] : product_d2_cat_2[29]);
-assign product_d2_sel_84 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[16] : product_d2_cat_2[20]) : (t_d2_cat[2] ? product_d2_cat_2[24] : product_d2_cat_2[28]);
-assign product_d2_sel_85 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[15] : product_d2_cat_2[19]) : (t_d2_cat[2] ? product_d2_cat_2[23] : product_d2_cat_2[27]);
-assign product_d2_sel_86 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[14] : product_d2_cat_2[18]) : (t_d2_cat[2] ? product_d2_cat_2[22] : product_d2_cat_2[26]);
-assign product_d2_sel_87 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[13] : product_d2_cat_2[17]) : (t_d2_cat[2] ? product_d2_cat_2[21] : product_d2_cat_2[25]);
-assign product_d2_sel_88 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[12] : product_d2_cat_2[16]) : (t_d2_cat[2] ? product_d2_cat_2[20] : product_d2_cat_2[24]);
-assign product_d2_sel_89 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[11] : product_d2_cat_2[15]) : (t_d2_cat[2] ? product_d2_cat_2[19] : product_d2_cat_2[23]);
-assign product_d2_sel_90 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[10] : product_d2_cat_2[14]) : (t_d2_cat[2] ? product_d2_cat_2[18] : product_d2_cat_2[22]);
-assign product_d2_sel_91 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[9] : product_d2_cat_2[13]) : (t_d2_cat[2] ? product_d2_cat_2[17] : product_d2_cat_2[21]);
-assign product_d2_sel_92 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[8] : product_d2_cat_2[12]) : (t_d2_cat[2] ? product_d2_cat_2[16] : product_d2_cat_2[20]);
-assign product_d2_sel_93 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[7] : product_d2_cat_2[11]) : (t_d2_cat[2] ? product_d2_cat_2[15] : product_d2_cat_2[19]);
-assign product_d2_sel_94 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[6] : product_d2_cat_2[10]) : (t_d2_cat[2] ? product_d2_cat_2[14] : product_d2_cat_2[18]);
-assign product_d2_sel_95 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[5] : product_d2_cat_2[9]) : (t_d2_cat[2] ? product_d2_cat_2[13] : product_d2_cat_2[17]);
-assign product_d2_sel_96 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[4] : product_d2_cat_2[8]) : (t_d2_cat[2] ? product_d2_cat_2[12] : product_d2_cat_2[16]);
-assign product_d2_sel_97 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[3] : product_d2_cat_2[7]) : (t_d2_cat[2] ? product_d2_cat_2[11] : product_d2_cat_2[15]);
-assign product_d2_sel_98 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[2] : product_d2_cat_2[6]) : (t_d2_cat[2] ? product_d2_cat_2[10] : product_d2_cat_2[14]);
-assign product_d2_sel_99 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[1] : product_d2_cat_2[5]) : (t_d2_cat[2] ? product_d2_cat_2[9] : product_d2_cat_2[13]);
-assign product_d2_sel_100 = t_d2_cat[3] ? (t_d2_cat[2] ? product_d2_cat_2[0] : product_d2_cat_2[4]) : (t_d2_cat[2] ? product_d2_cat_2[8] : product_d2_cat_2[12]);
-assign product_d2_sel_101 = t_d2_cat[3] ? (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[3]) : (t_d2_cat[2] ? product_d2_cat_2[7] : product_d2_cat_2[11]);
-assign product_d2_sel_102 = t_d2_cat[3] ? (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[2]) : (t_d2_cat[2] ? product_d2_cat_2[6] : product_d2_cat_2[10]);
-assign product_d2_sel_103 = t_d2_cat[3] ? (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[1]) : (t_d2_cat[2] ? product_d2_cat_2[5] : product_d2_cat_2[9]);
-assign product_d2_sel_104 = t_d2_cat[3] ? (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[0]) : (t_d2_cat[2] ? product_d2_cat_2[4] : product_d2_cat_2[8]);
-assign cat = {product_d2_sel_41, product_d2_sel_42, product_d2_sel_43, product_d2_sel_44, product_d2_sel_45,
-    product_d2_sel_46, product_d2_sel_47, product_d2_sel_48, product_d2_sel_49, product_d2_sel_50,
-    product_d2_sel_51, product_d2_sel_52, product_d2_sel_53, product_d2_sel_54, product_d2_sel_55,
-    product_d2_sel_56, product_d2_sel_57, product_d2_sel_58, product_d2_sel_59, product_d2_sel_60,
-    product_d2_sel_61, product_d2_sel_62, product_d2_sel_63, product_d2_sel_64, product_d2_sel_65,
-    product_d2_sel_66, product_d2_sel_67, product_d2_sel_68, product_d2_sel_69, product_d2_sel_70,
-    product_d2_sel_71, product_d2_sel_72, product_d2_sel_73, product_d2_sel_74, product_d2_sel_75,
-    product_d2_sel_76, product_d2_sel_77, product_d2_sel_78, product_d2_sel_79, product_d2_sel_80,
-    product_d2_sel_81, product_d2_sel_82, product_d2_sel_83, product_d2_sel_84, product_d2_sel_85,
-    product_d2_sel_86, product_d2_sel_87, product_d2_sel_88, product_d2_sel_89, product_d2_sel_90,
-    product_d2_sel_91, product_d2_sel_92, product_d2_sel_93, product_d2_sel_94, product_d2_sel_95,
-    product_d2_sel_96, product_d2_sel_97, product_d2_sel_98, product_d2_sel_99, product_d2_sel_100,
-    product_d2_sel_101, product_d2_sel_102, product_d2_sel_103, product_d2_sel_104,
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? product_d2_cat_2[3] : product_d2_cat_2[7])),
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? product_d2_cat_2[2] : product_d2_cat_2[6])),
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? product_d2_cat_2[1] : product_d2_cat_2[5])),
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? product_d2_cat_2[0] : product_d2_cat_2[4])),
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[3])),
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[2])),
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[1])),
-    (t_d2_cat[3] ? 1'h0 : (t_d2_cat[2] ? 1'h0 : product_d2_cat_2[0]))};
-assign sel = t_d2_cat[1] ? (t_d2_cat[0] ? cat[68] : cat[69]) : (t_d2_cat[0] ? cat[70] : cat[71]);
-assign sel_2 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[67] : cat[68]) : (t_d2_cat[0] ? cat[69] : cat[70]);
-assign sel_3 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[66] : cat[67]) : (t_d2_cat[0] ? cat[68] : cat[69]);
-assign sel_4 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[65] : cat[66]) : (t_d2_cat[0] ? cat[67] : cat[68]);
-assign sel_5 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[64] : cat[65]) : (t_d2_cat[0] ? cat[66] : cat[67]);
-assign sel_6 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[63] : cat[64]) : (t_d2_cat[0] ? cat[65] : cat[66]);
-assign sel_7 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[62] : cat[63]) : (t_d2_cat[0] ? cat[64] : cat[65]);
-assign sel_8 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[61] : cat[62]) : (t_d2_cat[0] ? cat[63] : cat[64]);
-assign sel_9 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[60] : cat[61]) : (t_d2_cat[0] ? cat[62] : cat[63]);
-assign sel_10 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[59] : cat[60]) : (t_d2_cat[0] ? cat[61] : cat[62]);
-assign sel_11 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[58] : cat[59]) : (t_d2_cat[0] ? cat[60] : cat[61]);
-assign sel_12 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[57] : cat[58]) : (t_d2_cat[0] ? cat[59] : cat[60]);
-assign sel_13 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[56] : cat[57]) : (t_d2_cat[0] ? cat[58] : cat[59]);
-assign sel_14 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[55] : cat[56]) : (t_d2_cat[0] ? cat[57] : cat[58]);
-assign sel_15 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[54] : cat[55]) : (t_d2_cat[0] ? cat[56] : cat[57]);
-assign sel_16 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[53] : cat[54]) : (t_d2_cat[0] ? cat[55] : cat[56]);
-assign sel_17 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[52] : cat[53]) : (t_d2_cat[0] ? cat[54] : cat[55]);
-assign sel_18 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[51] : cat[52]) : (t_d2_cat[0] ? cat[53] : cat[54]);
-assign sel_19 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[50] : cat[51]) : (t_d2_cat[0] ? cat[52] : cat[53]);
-assign sel_20 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[49] : cat[50]) : (t_d2_cat[0] ? cat[51] : cat[52]);
-assign sel_21 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[48] : cat[49]) : (t_d2_cat[0] ? cat[50] : cat[51]);
-assign sel_22 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[47] : cat[48]) : (t_d2_cat[0] ? cat[49] : cat[50]);
-assign sel_23 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[46] : cat[47]) : (t_d2_cat[0] ? cat[48] : cat[49]);
-assign sel_24 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[45] : cat[46]) : (t_d2_cat[0] ? cat[47] : cat[48]);
-assign sel_25 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[44] : cat[45]) : (t_d2_cat[0] ? cat[46] : cat[47]);
-assign sel_26 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[43] : cat[44]) : (t_d2_cat[0] ? cat[45] : cat[46]);
-assign sel_27 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[42] : cat[43]) : (t_d2_cat[0] ? cat[44] : cat[45]);
-assign sel_28 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[41] : cat[42]) : (t_d2_cat[0] ? cat[43] : cat[44]);
-assign sel_29 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[40] : cat[41]) : (t_d2_cat[0] ? cat[42] : cat[43]);
-assign sel_30 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[39] : cat[40]) : (t_d2_cat[0] ? cat[41] : cat[42]);
-assign sel_31 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[38] : cat[39]) : (t_d2_cat[0] ? cat[40] : cat[41]);
-assign sel_32 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[37] : cat[38]) : (t_d2_cat[0] ? cat[39] : cat[40]);
-assign sel_33 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[36] : cat[37]) : (t_d2_cat[0] ? cat[38] : cat[39]);
-assign sel_34 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[35] : cat[36]) : (t_d2_cat[0] ? cat[37] : cat[38]);
-assign sel_35 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[34] : cat[35]) : (t_d2_cat[0] ? cat[36] : cat[37]);
-assign sel_36 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[33] : cat[34]) : (t_d2_cat[0] ? cat[35] : cat[36]);
-assign sel_37 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[32] : cat[33]) : (t_d2_cat[0] ? cat[34] : cat[35]);
-assign sel_38 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[31] : cat[32]) : (t_d2_cat[0] ? cat[33] : cat[34]);
-assign sel_39 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[30] : cat[31]) : (t_d2_cat[0] ? cat[32] : cat[33]);
-assign sel_40 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[29] : cat[30]) : (t_d2_cat[0] ? cat[31] : cat[32]);
-assign sel_41 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[28] : cat[29]) : (t_d2_cat[0] ? cat[30] : cat[31]);
-assign sel_42 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[27] : cat[28]) : (t_d2_cat[0] ? cat[29] : cat[30]);
-assign sel_43 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[26] : cat[27]) : (t_d2_cat[0] ? cat[28] : cat[29]);
-assign sel_44 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[25] : cat[26]) : (t_d2_cat[0] ? cat[27] : cat[28]);
-assign sel_45 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[24] : cat[25]) : (t_d2_cat[0] ? cat[26] : cat[27]);
-assign sel_46 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[23] : cat[24]) : (t_d2_cat[0] ? cat[25] : cat[26]);
-assign sel_47 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[22] : cat[23]) : (t_d2_cat[0] ? cat[24] : cat[25]);
-assign sel_48 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[21] : cat[22]) : (t_d2_cat[0] ? cat[23] : cat[24]);
-assign sel_49 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[20] : cat[21]) : (t_d2_cat[0] ? cat[22] : cat[23]);
-assign sel_50 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[19] : cat[20]) : (t_d2_cat[0] ? cat[21] : cat[22]);
-assign sel_51 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[18] : cat[19]) : (t_d2_cat[0] ? cat[20] : cat[21]);
-assign sel_52 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[17] : cat[18]) : (t_d2_cat[0] ? cat[19] : cat[20]);
-assign sel_53 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[16] : cat[17]) : (t_d2_cat[0] ? cat[18] : cat[19]);
-assign sel_54 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[15] : cat[16]) : (t_d2_cat[0] ? cat[17] : cat[18]);
-assign sel_55 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[14] : cat[15]) : (t_d2_cat[0] ? cat[16] : cat[17]);
-assign sel_56 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[13] : cat[14]) : (t_d2_cat[0] ? cat[15] : cat[16]);
-assign sel_57 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[12] : cat[13]) : (t_d2_cat[0] ? cat[14] : cat[15]);
-assign sel_58 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[11] : cat[12]) : (t_d2_cat[0] ? cat[13] : cat[14]);
-assign sel_59 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[10] : cat[11]) : (t_d2_cat[0] ? cat[12] : cat[13]);
-assign sel_60 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[9] : cat[10]) : (t_d2_cat[0] ? cat[11] : cat[12]);
-assign sel_61 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[8] : cat[9]) : (t_d2_cat[0] ? cat[10] : cat[11]);
-assign sel_62 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[7] : cat[8]) : (t_d2_cat[0] ? cat[9] : cat[10]);
-assign sel_63 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[6] : cat[7]) : (t_d2_cat[0] ? cat[8] : cat[9]);
-assign sel_64 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[5] : cat[6]) : (t_d2_cat[0] ? cat[7] : cat[8]);
-assign sel_65 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[4] : cat[5]) : (t_d2_cat[0] ? cat[6] : cat[7]);
-assign sel_66 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[3] : cat[4]) : (t_d2_cat[0] ? cat[5] : cat[6]);
-assign sel_67 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[2] : cat[3]) : (t_d2_cat[0] ? cat[4] : cat[5]);
-assign sel_68 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[1] : cat[2]) : (t_d2_cat[0] ? cat[3] : cat[4]);
-assign sel_69 = t_d2_cat[1] ? (t_d2_cat[0] ? cat[0] : cat[1]) : (t_d2_cat[0] ? cat[2] : cat[3]);
-assign for_shifted_sel = t_d2_cat[1] ? (t_d2_cat[0] ? 1'h0 : cat[0]) : (t_d2_cat[0] ? cat[1] : cat[2]);
+// ---- mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed ----
+assign product_d2_cat = {product_d2, 1'h0};
+assign shift_d2_cat = {shift_d2[5:2], 2'h0};
+assign product_d2_not = ~(product_d2_cat[15:0] == 16'h0);
+assign product_d2_not_2 = ~(product_d2_cat[31:16] == 16'h0);
+assign product_d2_sel = shift_d2_cat[4] ? (product_d2_not | product_d2_not_2 | (~(product_d2_cat[47:32] == 16'h0))) : (product_d2_not | product_d2_not_2);
+assign product_d2_sel_2 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[48]) : (shift_d2_cat[4] ? product_d2_cat[32] : product_d2_cat[16]);
+assign product_d2_sel_3 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[47]) : (shift_d2_cat[4] ? product_d2_cat[31] : product_d2_cat[15]);
+assign product_d2_sel_4 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[46]) : (shift_d2_cat[4] ? product_d2_cat[30] : product_d2_cat[14]);
+assign product_d2_sel_5 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[45]) : (shift_d2_cat[4] ? product_d2_cat[29] : product_d2_cat[13]);
+assign product_d2_sel_6 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[44]) : (shift_d2_cat[4] ? product_d2_cat[28] : product_d2_cat[12]);
+assign product_d2_sel_7 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[43]) : (shift_d2_cat[4] ? product_d2_cat[27] : product_d2_cat[11]);
+assign product_d2_sel_8 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[42]) : (shift_d2_cat[4] ? product_d2_cat[26] : product_d2_cat[10]);
+assign product_d2_sel_9 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[41]) : (shift_d2_cat[4] ? product_d2_cat[25] : product_d2_cat[9]);
+assign product_d2_sel_10 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[40]) : (shift_d2_cat[4] ? product_d2_cat[24] : product_d2_cat[8]);
+assign product_d2_sel_11 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[39]) : (shift_d2_cat[4] ? product_d2_cat[23] : product_d2_cat[7]);
+assign product_d2_sel_12 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[38]) : (shift_d2_cat[4] ? product_d2_cat[22] : product_d2_cat[6]);
+assign product_d2_sel_13 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[37]) : (shift_d2_cat[4] ? product_d2_cat[21] : product_d2_cat[5]);
+assign product_d2_sel_14 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[36]) : (shift_d2_cat[4] ? product_d2_cat[20] : product_d2_cat[4]);
+assign product_d2_sel_15 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[35]) : (shift_d2_cat[4] ? product_d2_cat[19] : product_d2_cat[3]);
+assign product_d2_sel_16 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[34]) : (shift_d2_cat[4] ? product_d2_cat[18] : product_d2_cat[2]);
+assign product_d2_sel_17 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[33]) : (shift_d2_cat[4] ? product_d2_cat[17] : product_d2_cat[1]);
+assign product_d2_sel_18 = shift_d2_cat[5] ? (shift_d2_cat[4] ? product_d2_cat[48] : product_d2_cat[32]) : (shift_d2_cat[4] ? product_d2_cat[16] : product_d2_cat[0]);
+assign product_d2_cat_2 = {(shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[43])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[42])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[41])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[40])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[39])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[38])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[37])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[36])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[35])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[34])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[33])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[48] : product_d2_cat[32])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[47] : product_d2_cat[31])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[46] : product_d2_cat[30])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[45] : product_d2_cat[29])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[44] : product_d2_cat[28])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[43] : product_d2_cat[27])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[42] : product_d2_cat[26])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[41] : product_d2_cat[25])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[40] : product_d2_cat[24])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[39] : product_d2_cat[23])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[38] : product_d2_cat[22])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[37] : product_d2_cat[21])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[36] : product_d2_cat[20])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[35] : product_d2_cat[19])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[34] : product_d2_cat[18])),
+    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[33] : product_d2_cat[17])),
+    product_d2_sel_2, product_d2_sel_3, product_d2_sel_4, product_d2_sel_5, product_d2_sel_6,
+    product_d2_sel_7, product_d2_sel_8, product_d2_sel_9, product_d2_sel_10, product_d2_sel_11,
+    product_d2_sel_12, product_d2_sel_13, product_d2_sel_14, product_d2_sel_15, product_d2_sel_16,
+    product_d2_sel_17, product_d2_sel_18};
+assign product_d2_not_3 = ~(product_d2_cat_2[3:0] == 4'h0);
+assign product_d2_not_4 = ~(product_d2_cat_2[7:4] == 4'h0);
+assign for_dropped_sel = shift_d2_cat[2] ? (product_d2_not_3 | product_d2_not_4 | (~(product_d2_cat_2[11:8] == 4'h0))) : (product_d2_not_3 | product_d2_not_4);
+assign product_d2_sel_19 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[43] : product_d2_cat_2[39]) : (shift_d2_cat[2] ? product_d2_cat_2[35] : product_d2_cat_2[31]);
+assign product_d2_sel_20 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[42] : product_d2_cat_2[38]) : (shift_d2_cat[2] ? product_d2_cat_2[34] : product_d2_cat_2[30]);
+assign product_d2_sel_21 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[41] : product_d2_cat_2[37]) : (shift_d2_cat[2] ? product_d2_cat_2[33] : product_d2_cat_2[29]);
+assign product_d2_sel_22 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[40] : product_d2_cat_2[36]) : (shift_d2_cat[2] ? product_d2_cat_2[32] : product_d2_cat_2[28]);
+assign product_d2_sel_23 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[39] : product_d2_cat_2[35]) : (shift_d2_cat[2] ? product_d2_cat_2[31] : product_d2_cat_2[27]);
+assign product_d2_sel_24 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[38] : product_d2_cat_2[34]) : (shift_d2_cat[2] ? product_d2_cat_2[30] : product_d2_cat_2[26]);
+assign product_d2_sel_25 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[37] : product_d2_cat_2[33]) : (shift_d2_cat[2] ? product_d2_cat_2[29] : product_d2_cat_2[25]);
+assign product_d2_sel_26 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[36] : product_d2_cat_2[32]) : (shift_d2_cat[2] ? product_d2_cat_2[28] : product_d2_cat_2[24]);
+assign product_d2_sel_27 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[35] : product_d2_cat_2[31]) : (shift_d2_cat[2] ? product_d2_cat_2[27] : product_d2_cat_2[23]);
+assign product_d2_sel_28 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[34] : product_d2_cat_2[30]) : (shift_d2_cat[2] ? product_d2_cat_2[26] : product_d2_cat_2[22]);
+assign product_d2_sel_29 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[33] : product_d2_cat_2[29]) : (shift_d2_cat[2] ? product_d2_cat_2[25] : product_d2_cat_2[21]);
+assign product_d2_sel_30 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[32] : product_d2_cat_2[28]) : (shift_d2_cat[2] ? product_d2_cat_2[24] : product_d2_cat_2[20]);
+assign product_d2_sel_31 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[31] : product_d2_cat_2[27]) : (shift_d2_cat[2] ? product_d2_cat_2[23] : product_d2_cat_2[19]);
+assign product_d2_sel_32 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[30] : product_d2_cat_2[26]) : (shift_d2_cat[2] ? product_d2_cat_2[22] : product_d2_cat_2[18]);
+assign product_d2_sel_33 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[29] : product_d2_cat_2[25]) : (shift_d2_cat[2] ? product_d2_cat_2[21] : product_d2_cat_2[17]);
+assign product_d2_sel_34 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[28] : product_d2_cat_2[24]) : (shift_d2_cat[2] ? product_d2_cat_2[20] : product_d2_cat_2[16]);
+assign product_d2_sel_35 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[27] : product_d2_cat_2[23]) : (shift_d2_cat[2] ? product_d2_cat_2[19] : product_d2_cat_2[15]);
+assign product_d2_sel_36 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[26] : product_d2_cat_2[22]) : (shift_d2_cat[2] ? product_d2_cat_2[18] : product_d2_cat_2[14]);
+assign product_d2_sel_37 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[25] : product_d2_cat_2[21]) : (shift_d2_cat[2] ? product_d2_cat_2[17] : product_d2_cat_2[13]);
+assign product_d2_sel_38 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[24] : product_d2_cat_2[20]) : (shift_d2_cat[2] ? product_d2_cat_2[16] : product_d2_cat_2[12]);
+assign product_d2_sel_39 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[23] : product_d2_cat_2[19]) : (shift_d2_cat[2] ? product_d2_cat_2[15] : product_d2_cat_2[11]);
+assign product_d2_sel_40 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[22] : product_d2_cat_2[18]) : (shift_d2_cat[2] ? product_d2_cat_2[14] : product_d2_cat_2[10]);
+assign product_d2_sel_41 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[21] : product_d2_cat_2[17]) : (shift_d2_cat[2] ? product_d2_cat_2[13] : product_d2_cat_2[9]);
+assign product_d2_sel_42 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[20] : product_d2_cat_2[16]) : (shift_d2_cat[2] ? product_d2_cat_2[12] : product_d2_cat_2[8]);
+assign product_d2_sel_43 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[19] : product_d2_cat_2[15]) : (shift_d2_cat[2] ? product_d2_cat_2[11] : product_d2_cat_2[7]);
+assign product_d2_sel_44 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[18] : product_d2_cat_2[14]) : (shift_d2_cat[2] ? product_d2_cat_2[10] : product_d2_cat_2[6]);
+assign product_d2_sel_45 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[17] : product_d2_cat_2[13]) : (shift_d2_cat[2] ? product_d2_cat_2[9] : product_d2_cat_2[5]);
+assign product_d2_sel_46 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[16] : product_d2_cat_2[12]) : (shift_d2_cat[2] ? product_d2_cat_2[8] : product_d2_cat_2[4]);
+assign product_d2_sel_47 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[15] : product_d2_cat_2[11]) : (shift_d2_cat[2] ? product_d2_cat_2[7] : product_d2_cat_2[3]);
+assign product_d2_sel_48 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[14] : product_d2_cat_2[10]) : (shift_d2_cat[2] ? product_d2_cat_2[6] : product_d2_cat_2[2]);
+assign product_d2_sel_49 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[13] : product_d2_cat_2[9]) : (shift_d2_cat[2] ? product_d2_cat_2[5] : product_d2_cat_2[1]);
+assign product_d2_sel_50 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[12] : product_d2_cat_2[8]) : (shift_d2_cat[2] ? product_d2_cat_2[4] : product_d2_cat_2[0]);
+assign cat = {product_d2_sel_19, product_d2_sel_20, product_d2_sel_21, product_d2_sel_22, product_d2_sel_23,
+    product_d2_sel_24, product_d2_sel_25, product_d2_sel_26, product_d2_sel_27, product_d2_sel_28,
+    product_d2_sel_29, product_d2_sel_30, product_d2_sel_31, product_d2_sel_32, product_d2_sel_33,
+    product_d2_sel_34, product_d2_sel_35, product_d2_sel_36, product_d2_sel_37, product_d2_sel_38,
+    product_d2_sel_39, product_d2_sel_40, product_d2_sel_41, product_d2_sel_42, product_d2_sel_43,
+    product_d2_sel_44, product_d2_sel_45, product_d2_sel_46, product_d2_sel_47, product_d2_sel_48,
+    product_d2_sel_49, product_d2_sel_50};
+assign for_dropped_not = ~(cat[0] == 1'h0);
+assign for_dropped_not_2 = ~(cat[1] == 1'h0);
+assign for_dropped_sel_2 = shift_d2_cat[0] ? (for_dropped_not | for_dropped_not_2 | (~(cat[2] == 1'h0))) : (for_dropped_not | for_dropped_not_2);
+assign sel = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[31] : cat[30]) : (shift_d2_cat[0] ? cat[29] : cat[28]);
+assign sel_2 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[30] : cat[29]) : (shift_d2_cat[0] ? cat[28] : cat[27]);
+assign sel_3 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[29] : cat[28]) : (shift_d2_cat[0] ? cat[27] : cat[26]);
+assign sel_4 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[28] : cat[27]) : (shift_d2_cat[0] ? cat[26] : cat[25]);
+assign sel_5 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[27] : cat[26]) : (shift_d2_cat[0] ? cat[25] : cat[24]);
+assign sel_6 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[26] : cat[25]) : (shift_d2_cat[0] ? cat[24] : cat[23]);
+assign sel_7 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[25] : cat[24]) : (shift_d2_cat[0] ? cat[23] : cat[22]);
+assign sel_8 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[24] : cat[23]) : (shift_d2_cat[0] ? cat[22] : cat[21]);
+assign sel_9 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[23] : cat[22]) : (shift_d2_cat[0] ? cat[21] : cat[20]);
+assign sel_10 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[22] : cat[21]) : (shift_d2_cat[0] ? cat[20] : cat[19]);
+assign sel_11 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[21] : cat[20]) : (shift_d2_cat[0] ? cat[19] : cat[18]);
+assign sel_12 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[20] : cat[19]) : (shift_d2_cat[0] ? cat[18] : cat[17]);
+assign sel_13 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[19] : cat[18]) : (shift_d2_cat[0] ? cat[17] : cat[16]);
+assign sel_14 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[18] : cat[17]) : (shift_d2_cat[0] ? cat[16] : cat[15]);
+assign sel_15 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[17] : cat[16]) : (shift_d2_cat[0] ? cat[15] : cat[14]);
+assign sel_16 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[16] : cat[15]) : (shift_d2_cat[0] ? cat[14] : cat[13]);
+assign sel_17 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[15] : cat[14]) : (shift_d2_cat[0] ? cat[13] : cat[12]);
+assign sel_18 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[14] : cat[13]) : (shift_d2_cat[0] ? cat[12] : cat[11]);
+assign sel_19 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[13] : cat[12]) : (shift_d2_cat[0] ? cat[11] : cat[10]);
+assign sel_20 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[12] : cat[11]) : (shift_d2_cat[0] ? cat[10] : cat[9]);
+assign sel_21 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[11] : cat[10]) : (shift_d2_cat[0] ? cat[9] : cat[8]);
+assign sel_22 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[10] : cat[9]) : (shift_d2_cat[0] ? cat[8] : cat[7]);
+assign sel_23 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[9] : cat[8]) : (shift_d2_cat[0] ? cat[7] : cat[6]);
+assign sel_24 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[8] : cat[7]) : (shift_d2_cat[0] ? cat[6] : cat[5]);
+assign sel_25 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[7] : cat[6]) : (shift_d2_cat[0] ? cat[5] : cat[4]);
+assign sel_26 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[6] : cat[5]) : (shift_d2_cat[0] ? cat[4] : cat[3]);
+assign for_shifted_sel = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[5] : cat[4]) : (shift_d2_cat[0] ? cat[3] : cat[2]);
+assign for_shifted_sel_2 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[4] : cat[3]) : (shift_d2_cat[0] ? cat[2] : cat[1]);
+assign for_shifted_sel_3 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[3] : cat[2]) : (shift_d2_cat[0] ? cat[1] : cat[0]);
 assign for_shifted_cat = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
     sel_15, sel_16, sel_17, sel_18, sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26,
-    sel_27, sel_28, sel_29, sel_30, sel_31, sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38,
-    sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50,
-    sel_51, sel_52, sel_53, sel_54, sel_55, sel_56, sel_57, sel_58, sel_59, sel_60, sel_61, sel_62,
-    sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69, for_shifted_sel,
-    (t_d2_cat[1] ? 1'h0 : (t_d2_cat[0] ? cat[0] : cat[1])),
-    (t_d2_cat[1] ? 1'h0 : (t_d2_cat[0] ? 1'h0 : cat[0]))};
-assign shifted = {(t_d3[1] ? (t_d3[0] ? for_shifted_q[68] : for_shifted_q[69]) : (t_d3[0] ? for_shifted_q[70] : for_shifted_q[71])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[67] : for_shifted_q[68]) : (t_d3[0] ? for_shifted_q[69] : for_shifted_q[70])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[66] : for_shifted_q[67]) : (t_d3[0] ? for_shifted_q[68] : for_shifted_q[69])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[65] : for_shifted_q[66]) : (t_d3[0] ? for_shifted_q[67] : for_shifted_q[68])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[64] : for_shifted_q[65]) : (t_d3[0] ? for_shifted_q[66] : for_shifted_q[67])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[63] : for_shifted_q[64]) : (t_d3[0] ? for_shifted_q[65] : for_shifted_q[66])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[62] : for_shifted_q[63]) : (t_d3[0] ? for_shifted_q[64] : for_shifted_q[65])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[61] : for_shifted_q[62]) : (t_d3[0] ? for_shifted_q[63] : for_shifted_q[64])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[60] : for_shifted_q[61]) : (t_d3[0] ? for_shifted_q[62] : for_shifted_q[63])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[59] : for_shifted_q[60]) : (t_d3[0] ? for_shifted_q[61] : for_shifted_q[62])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[58] : for_shifted_q[59]) : (t_d3[0] ? for_shifted_q[60] : for_shifted_q[61])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[57] : for_shifted_q[58]) : (t_d3[0] ? for_shifted_q[59] : for_shifted_q[60])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[56] : for_shifted_q[57]) : (t_d3[0] ? for_shifted_q[58] : for_shifted_q[59])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[55] : for_shifted_q[56]) : (t_d3[0] ? for_shifted_q[57] : for_shifted_q[58])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[54] : for_shifted_q[55]) : (t_d3[0] ? for_shifted_q[56] : for_shifted_q[57])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[53] : for_shifted_q[54]) : (t_d3[0] ? for_shifted_q[55] : for_shifted_q[56])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[52] : for_shifted_q[53]) : (t_d3[0] ? for_shifted_q[54] : for_shifted_q[55])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[51] : for_shifted_q[52]) : (t_d3[0] ? for_shifted_q[53] : for_shifted_q[54])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[50] : for_shifted_q[51]) : (t_d3[0] ? for_shifted_q[52] : for_shifted_q[53])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[49] : for_shifted_q[50]) : (t_d3[0] ? for_shifted_q[51] : for_shifted_q[52])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[48] : for_shifted_q[49]) : (t_d3[0] ? for_shifted_q[50] : for_shifted_q[51])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[47] : for_shifted_q[48]) : (t_d3[0] ? for_shifted_q[49] : for_shifted_q[50])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[46] : for_shifted_q[47]) : (t_d3[0] ? for_shifted_q[48] : for_shifted_q[49])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[45] : for_shifted_q[46]) : (t_d3[0] ? for_shifted_q[47] : for_shifted_q[48])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[44] : for_shifted_q[45]) : (t_d3[0] ? for_shifted_q[46] : for_shifted_q[47])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[43] : for_shifted_q[44]) : (t_d3[0] ? for_shifted_q[45] : for_shifted_q[46])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[42] : for_shifted_q[43]) : (t_d3[0] ? for_shifted_q[44] : for_shifted_q[45])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[41] : for_shifted_q[42]) : (t_d3[0] ? for_shifted_q[43] : for_shifted_q[44])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[40] : for_shifted_q[41]) : (t_d3[0] ? for_shifted_q[42] : for_shifted_q[43])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[39] : for_shifted_q[40]) : (t_d3[0] ? for_shifted_q[41] : for_shifted_q[42])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[38] : for_shifted_q[39]) : (t_d3[0] ? for_shifted_q[40] : for_shifted_q[41])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[37] : for_shifted_q[38]) : (t_d3[0] ? for_shifted_q[39] : for_shifted_q[40])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[36] : for_shifted_q[37]) : (t_d3[0] ? for_shifted_q[38] : for_shifted_q[39])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[35] : for_shifted_q[36]) : (t_d3[0] ? for_shifted_q[37] : for_shifted_q[38])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[34] : for_shifted_q[35]) : (t_d3[0] ? for_shifted_q[36] : for_shifted_q[37])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[33] : for_shifted_q[34]) : (t_d3[0] ? for_shifted_q[35] : for_shifted_q[36])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[32] : for_shifted_q[33]) : (t_d3[0] ? for_shifted_q[34] : for_shifted_q[35])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[31] : for_shifted_q[32]) : (t_d3[0] ? for_shifted_q[33] : for_shifted_q[34])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[30] : for_shifted_q[31]) : (t_d3[0] ? for_shifted_q[32] : for_shifted_q[33])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[29] : for_shifted_q[30]) : (t_d3[0] ? for_shifted_q[31] : for_shifted_q[32])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[28] : for_shifted_q[29]) : (t_d3[0] ? for_shifted_q[30] : for_shifted_q[31])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[27] : for_shifted_q[28]) : (t_d3[0] ? for_shifted_q[29] : for_shifted_q[30])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[26] : for_shifted_q[27]) : (t_d3[0] ? for_shifted_q[28] : for_shifted_q[29])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[25] : for_shifted_q[26]) : (t_d3[0] ? for_shifted_q[27] : for_shifted_q[28])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[24] : for_shifted_q[25]) : (t_d3[0] ? for_shifted_q[26] : for_shifted_q[27])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[23] : for_shifted_q[24]) : (t_d3[0] ? for_shifted_q[25] : for_shifted_q[26])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[22] : for_shifted_q[23]) : (t_d3[0] ? for_shifted_q[24] : for_shifted_q[25])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[21] : for_shifted_q[22]) : (t_d3[0] ? for_shifted_q[23] : for_shifted_q[24])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[20] : for_shifted_q[21]) : (t_d3[0] ? for_shifted_q[22] : for_shifted_q[23])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[19] : for_shifted_q[20]) : (t_d3[0] ? for_shifted_q[21] : for_shifted_q[22])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[18] : for_shifted_q[19]) : (t_d3[0] ? for_shifted_q[20] : for_shifted_q[21])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[17] : for_shifted_q[18]) : (t_d3[0] ? for_shifted_q[19] : for_shifted_q[20])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[16] : for_shifted_q[17]) : (t_d3[0] ? for_shifted_q[18] : for_shifted_q[19])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[15] : for_shifted_q[16]) : (t_d3[0] ? for_shifted_q[17] : for_shifted_q[18])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[14] : for_shifted_q[15]) : (t_d3[0] ? for_shifted_q[16] : for_shifted_q[17])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[13] : for_shifted_q[14]) : (t_d3[0] ? for_shifted_q[15] : for_shifted_q[16])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[12] : for_shifted_q[13]) : (t_d3[0] ? for_shifted_q[14] : for_shifted_q[15])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[11] : for_shifted_q[12]) : (t_d3[0] ? for_shifted_q[13] : for_shifted_q[14])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[10] : for_shifted_q[11]) : (t_d3[0] ? for_shifted_q[12] : for_shifted_q[13])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[9] : for_shifted_q[10]) : (t_d3[0] ? for_shifted_q[11] : for_shifted_q[12])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[8] : for_shifted_q[9]) : (t_d3[0] ? for_shifted_q[10] : for_shifted_q[11])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[7] : for_shifted_q[8]) : (t_d3[0] ? for_shifted_q[9] : for_shifted_q[10])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[6] : for_shifted_q[7]) : (t_d3[0] ? for_shifted_q[8] : for_shifted_q[9])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[5] : for_shifted_q[6]) : (t_d3[0] ? for_shifted_q[7] : for_shifted_q[8])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[4] : for_shifted_q[5]) : (t_d3[0] ? for_shifted_q[6] : for_shifted_q[7])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[3] : for_shifted_q[4]) : (t_d3[0] ? for_shifted_q[5] : for_shifted_q[6])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[2] : for_shifted_q[3]) : (t_d3[0] ? for_shifted_q[4] : for_shifted_q[5])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[1] : for_shifted_q[2]) : (t_d3[0] ? for_shifted_q[3] : for_shifted_q[4])),
-    (t_d3[1] ? (t_d3[0] ? for_shifted_q[0] : for_shifted_q[1]) : (t_d3[0] ? for_shifted_q[2] : for_shifted_q[3])),
-    (t_d3[1] ? (t_d3[0] ? 1'h0 : for_shifted_q[0]) : (t_d3[0] ? for_shifted_q[1] : for_shifted_q[2])),
-    (t_d3[1] ? 1'h0 : (t_d3[0] ? for_shifted_q[0] : for_shifted_q[1])),
-    (t_d3[1] ? 1'h0 : (t_d3[0] ? 1'h0 : for_shifted_q[0]))};
+    for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3};
+assign shift_d2_cat_2 = {(shift_d2_cat[5] ? product_d2_sel : (shift_d2_cat[4] & product_d2_not)),
+    (shift_d2_cat[3] ? for_dropped_sel : (shift_d2_cat[2] & product_d2_not_3)),
+    (shift_d2_cat[1] ? for_dropped_sel_2 : (shift_d2_cat[0] & for_dropped_not))};
+assign for_dropped_not_3 = ~(for_shifted_q[0] == 1'h0);
+assign for_dropped_not_4 = ~(for_shifted_q[1] == 1'h0);
+assign shift_d3_sel = shift_d3[1] ? (shift_d3[0] ? (for_dropped_not_3 | for_dropped_not_4 | (~(for_shifted_q[2] == 1'h0))) : (for_dropped_not_3 | for_dropped_not_4)) : (shift_d3[0] & for_dropped_not_3);
+assign shifted = {(shift_d3[1] ? (shift_d3[0] ? for_shifted_q[28] : for_shifted_q[27]) : (shift_d3[0] ? for_shifted_q[26] : for_shifted_q[25])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[27] : for_shifted_q[26]) : (shift_d3[0] ? for_shifted_q[25] : for_shifted_q[24])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[26] : for_shifted_q[25]) : (shift_d3[0] ? for_shifted_q[24] : for_shifted_q[23])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[25] : for_shifted_q[24]) : (shift_d3[0] ? for_shifted_q[23] : for_shifted_q[22])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[24] : for_shifted_q[23]) : (shift_d3[0] ? for_shifted_q[22] : for_shifted_q[21])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[23] : for_shifted_q[22]) : (shift_d3[0] ? for_shifted_q[21] : for_shifted_q[20])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[22] : for_shifted_q[21]) : (shift_d3[0] ? for_shifted_q[20] : for_shifted_q[19])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[21] : for_shifted_q[20]) : (shift_d3[0] ? for_shifted_q[19] : for_shifted_q[18])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[20] : for_shifted_q[19]) : (shift_d3[0] ? for_shifted_q[18] : for_shifted_q[17])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[19] : for_shifted_q[18]) : (shift_d3[0] ? for_shifted_q[17] : for_shifted_q[16])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[18] : for_shifted_q[17]) : (shift_d3[0] ? for_shifted_q[16] : for_shifted_q[15])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[17] : for_shifted_q[16]) : (shift_d3[0] ? for_shifted_q[15] : for_shifted_q[14])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[16] : for_shifted_q[15]) : (shift_d3[0] ? for_shifted_q[14] : for_shifted_q[13])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[15] : for_shifted_q[14]) : (shift_d3[0] ? for_shifted_q[13] : for_shifted_q[12])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[14] : for_shifted_q[13]) : (shift_d3[0] ? for_shifted_q[12] : for_shifted_q[11])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[13] : for_shifted_q[12]) : (shift_d3[0] ? for_shifted_q[11] : for_shifted_q[10])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[12] : for_shifted_q[11]) : (shift_d3[0] ? for_shifted_q[10] : for_shifted_q[9])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[11] : for_shifted_q[10]) : (shift_d3[0] ? for_shifted_q[9] : for_shifted_q[8])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[10] : for_shifted_q[9]) : (shift_d3[0] ? for_shifted_q[8] : for_shifted_q[7])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[9] : for_shifted_q[8]) : (shift_d3[0] ? for_shifted_q[7] : for_shifted_q[6])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[8] : for_shifted_q[7]) : (shift_d3[0] ? for_shifted_q[6] : for_shifted_q[5])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[7] : for_shifted_q[6]) : (shift_d3[0] ? for_shifted_q[5] : for_shifted_q[4])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[6] : for_shifted_q[5]) : (shift_d3[0] ? for_shifted_q[4] : for_shifted_q[3])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[5] : for_shifted_q[4]) : (shift_d3[0] ? for_shifted_q[3] : for_shifted_q[2])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[4] : for_shifted_q[3]) : (shift_d3[0] ? for_shifted_q[2] : for_shifted_q[1])),
+    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[3] : for_shifted_q[2]) : (shift_d3[0] ? for_shifted_q[1] : for_shifted_q[0]))};
+assign dropped = (~(shift_d2_q == 3'h0)) | (~(shift_d3_sel == 1'h0));
 
-// ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
-assign far_window = (~normal_d4) & coarse_d4;
-assign mid_window = normal_d4 ? shifted_d1[47] : (~coarse_d4);
-assign window = far_window ? shifted_d1[71:47] : (mid_window ? shifted_d1[47:23] : shifted_d1[46:22]);
-assign sticky = (~(shifted_d1[21:0] == 22'h0)) | ((far_window | mid_window) & shifted_d1[22]) |
-    (far_window & (~(shifted_d1[46:23] == 24'h0)));
-assign overflow = normal_d4 & (shifted_d1[47] ? over_high_d4 : over_low_d4);
+// ---- mul: the window (guard, then the kept bits) one bit higher with the step, sticky, round to nearest even, special cases ----
+assign high = normal_d4 & shifted_d1[25];
+assign window = high ? shifted_d1[25:1] : shifted_d1[24:0];
+assign sticky = dropped_d1 | (high & shifted_d1[0]);
+assign overflow = normal_d4 & (high ? over_high_d4 : over_low_d4);
 assign forced = forced_early_d4 | overflow;
 assign saturate = (~nan_d5) & (inf_d5 | ((~zero_d5) & overflow));
 assign normal_field = (~forced) & normal_d4;
@@ -835,7 +592,7 @@ assign packed_2 = (({e0_minus_1_d4_sel[7:0], kept[22:0]}) & ({(forced_not ? 30'h
 assign result_sign = (~nan_d5) & sign_d5;
 
 // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
-assign normal_field_d1_cat = {29'h0, (normal_field_d1 & shifted_d1_q), (normal_field_d1 & (~shifted_d1_q))};
+assign normal_field_d1_cat = {29'h0, (normal_field_d1 & high_d1), (normal_field_d1 & (~high_d1))};
 assign result = {result_sign_d1, (packed_d1 + (({normal_field_d1_cat[7:0], 23'h0}) | ({30'h0, increment_d1})))};
 assign out_valid_or = (~out_valid) | m_axis_tready;
 
@@ -849,19 +606,17 @@ always @(posedge clk) begin
     if (out_valid_or) zero_d1 <= zero;
     if (out_valid_or) product_d1 <= product;
     if (out_valid_or) product_d2 <= product_d1;
-    if (out_valid_or) t_d1 <= t;
-    if (out_valid_or) t_d2 <= t_d1;
-    if (out_valid_or) t_d3 <= t_d2;
+    if (out_valid_or) shift_d1 <= shift;
+    if (out_valid_or) shift_d2 <= shift_d1;
+    if (out_valid_or) shift_d3 <= shift_d2;
     if (out_valid_or) for_shifted_q <= for_shifted_cat;
+    if (out_valid_or) shift_d2_q <= shift_d2_cat_2;
     if (out_valid_or) shifted_d1 <= shifted;
     if (out_valid_or) normal_d1 <= normal;
     if (out_valid_or) normal_d2 <= normal_d1;
     if (out_valid_or) normal_d3 <= normal_d2;
     if (out_valid_or) normal_d4 <= normal_d3;
-    if (out_valid_or) coarse_d1 <= coarse;
-    if (out_valid_or) coarse_d2 <= coarse_d1;
-    if (out_valid_or) coarse_d3 <= coarse_d2;
-    if (out_valid_or) coarse_d4 <= coarse_d3;
+    if (out_valid_or) dropped_d1 <= dropped;
     if (out_valid_or) over_high_d1 <= over_high;
     if (out_valid_or) over_high_d2 <= over_high_d1;
     if (out_valid_or) over_high_d3 <= over_high_d2;
@@ -896,7 +651,7 @@ always @(posedge clk) begin
     if (out_valid_or) sign_d4 <= sign_d3;
     if (out_valid_or) sign_d5 <= sign_d4;
     if (out_valid_or) normal_field_d1 <= normal_field;
-    if (out_valid_or) shifted_d1_q <= shifted_d1[47];
+    if (out_valid_or) high_d1 <= high;
     if (out_valid_or) increment_d1 <= increment;
     if (out_valid_or) packed_d1 <= packed_2;
     if (out_valid_or) result_sign_d1 <= result_sign;

@@ -1,6 +1,6 @@
 //! The multiplier datapath.
 
-use super::common::{lzc_tree, shl_radix4, unpack, Unpacked};
+use super::common::{lzc_tree, shr_radix4, unpack, Unpacked};
 use super::Multiplier;
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
@@ -74,7 +74,7 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
 
     d.section(match multiplier {
         Multiplier::DspShift => "mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t",
-        Multiplier::LutShift => "mul: significand product; beside it, the result's exponent, its window and the shift t",
+        Multiplier::LutShift => "mul: significand product; beside it, the result's exponent and its window's shift r",
     });
     sig!(product = ua.sig.mul(ub.sig));
     // E0 − 1, E0 = fine − lz the exponent field of a normal result with Q's leading one at
@@ -85,28 +85,33 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     // A subnormal result's u: at most man + 1 while fine ≥ 0, else `coarse` (the far window);
     // past 2·man + 2 when fine < −man − 1, `far`: below the far window, a signed zero.
     sig!(coarse = fine.bit(xw - 1), far = fine.slt(-(man as i64) - 1));
-    // t: lz (normal); man + 1 − u = fine; 2·man + 2 − u = fine + man + 1.
-    let tw = usize::BITS as usize - man.leading_zeros() as usize;
-    sig!(t = normal.mux(lz.bits(0, tw), coarse.mux(fine + (man as u32 + 1), fine).bits(0, tw)));
+    // t: lz (normal); man + 1 − u = fine; 2·man + 2 − u = fine + man + 1 (the DSP shift's).
+    let t = (multiplier == Multiplier::DspShift).then(|| {
+        let tw = usize::BITS as usize - man.leading_zeros() as usize;
+        sig!(t = normal.mux(lz.bits(0, tw), coarse.mux(fine + (man as u32 + 1), fine).bits(0, tw)));
+        t
+    });
     // At or past infinity's exponent field: over_low without the normalisation step (E0),
     // over_high with it (E0 + 1).
     let exp_max = f.exp_max() as i64;
     sig!(over_low = !e0_minus_1.slt(exp_max - 1), over_high = !e0_minus_1.slt(exp_max - 2));
     sig!(forced_early = nan | inf | zero | normal.mux(d.lit(0, 1), far));
-    let shifted = match multiplier {
-        Multiplier::DspShift => dsp_shift(d, cuts, product, t, p),
-        Multiplier::LutShift => lut_shift(d, cuts, product, t, p),
+    let (high, window, sticky) = match t {
+        Some(t) => {
+            let shifted = dsp_shift(d, cuts, product, t, p);
+            d.section("mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases");
+            // Windows start at man − 1 (normal), man (normal with the step, or a subnormal near
+            // the normal range) or 2·man + 1 (a subnormal far below it).
+            let high = shifted.bit(2 * man + 1);
+            sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
+            let window_at = |start: usize| shifted.bits(start, p + 1);
+            sig!(window = far_window.mux(window_at(2 * man + 1), mid_window.mux(window_at(man), window_at(man - 1))));
+            let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
+            sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
+            (high, window, sticky)
+        }
+        None => lut_window(d, cuts, product, normal, lz, fine, man),
     };
-
-    d.section("mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases");
-    // Windows start at man − 1 (normal), man (normal with the step, or a subnormal near the
-    // normal range) or 2·man + 1 (a subnormal far below it).
-    let high = shifted.bit(2 * man + 1);
-    sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
-    let window_at = |start: usize| shifted.bits(start, p + 1);
-    sig!(window = far_window.mux(window_at(2 * man + 1), mid_window.mux(window_at(man), window_at(man - 1))));
-    let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
-    sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
     sig!(overflow = normal & high.mux(over_high, over_low));
     sig!(forced = forced_early | overflow);
     sig!(saturate = !nan & (inf | !zero & overflow), normal_field = !forced & normal);
@@ -177,18 +182,30 @@ fn dsp_shift<'d>(d: &'d Design, cuts: &mut Cuts, product: Sig<'d>, t: Sig<'d>, p
     shifted
 }
 
-/// `Q = P << t` in LUTs (places 1 to 4 of [`Multiplier::LutShift`]), `3p` bits: the coarse
-/// part shifts by t's upper bits (steps of 4 and 16), the fine part by its two low bits.
-fn lut_shift<'d>(d: &'d Design, cuts: &mut Cuts, product: Sig<'d>, t: Sig<'d>, p: usize) -> Sig<'d> {
+/// The window, its sticky bit and `high` (the normalisation step, normal results only) straight
+/// from `P` (places 1 to 4 of [`Multiplier::LutShift`]): `Q = P · 2^t` read at window start `s`
+/// is `P·2 >> r`, `r = s − t + 1`, which is `man − lz` for a normal result (the step then takes
+/// the window one bit higher, as FloPoCo's normalisation does) and `u = man + 1 − fine` for a
+/// subnormal one, near or far. One right shift of `P·2` by `r ≤ 2·man + 2` to `p + 2` bits,
+/// radix 4 in two parts (steps of 16 and 4, then 1), the bits it drops ORed into the sticky bit.
+fn lut_window<'d>(d: &'d Design, cuts: &mut Cuts, product: Sig<'d>, normal: Sig<'d>, lz: Sig<'d>, fine: Sig<'d>, man: usize) -> (Sig<'d>, Sig<'d>, Sig<'d>) {
+    let (p, xw) = (man + 1, fine.width);
+    let rw = usize::BITS as usize - (2 * man + 2).leading_zeros() as usize;
+    // (u past 2·man + 2 is `far`, a forced zero: its truncated r does not matter.)
+    sig!(shift = normal.mux(d.lit(man as u128, xw) - lz.zext(xw), d.lit(man as u128 + 1, xw) - fine).bits(0, rw));
     // (Two places after the product: a DSP's multiplier and output registers.)
     cuts.cut(&mut d.net());
     cuts.cut(&mut d.net());
-    d.section("mul: Q = P << t, a radix-4 shifter in two parts");
-    let fine = t.width.min(2);
-    let q = product.zext(3 * p);
-    let coarse = if t.width > fine { shl_radix4(d, q, t.bits(fine, t.width - fine).cat(d.lit(0, fine))) } else { q };
+    d.section("mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed");
+    let doubled = product.cat(d.lit(0, 1));
+    let (coarse, dropped_coarse) = shr_radix4(d, doubled, shift.bits(2, rw - 2).cat(d.lit(0, 2)), p + 5);
     cuts.cut(&mut d.net());
-    sig!(shifted = shl_radix4(d, coarse, t.bits(0, fine)));
+    let (wide, dropped_fine) = shr_radix4(d, coarse, shift.bits(0, 2), p + 2);
+    sig!(shifted = wide, dropped = dropped_coarse.any() | dropped_fine.any());
     cuts.cut(&mut d.net());
-    shifted
+    d.section("mul: the window (guard, then the kept bits) one bit higher with the step, sticky, round to nearest even, special cases");
+    sig!(high = normal & shifted.bit(p + 1));
+    sig!(window = high.mux(shifted.bits(1, p + 1), shifted.bits(0, p + 1)));
+    sig!(sticky = dropped | high & shifted.bit(0));
+    (high, window, sticky)
 }
