@@ -10,8 +10,9 @@ use crate::sig;
 /// signed, so 17 unsigned bits per piece, and the cascade between DSPs shifts by 17.
 const PIECE: usize = 17;
 
-/// The multiplier, with no LUT shifter and no leading-zero count of the product: both shifts
-/// a subnormal operand or result needs are one multiply by a power of two in DSPs.
+/// The multiplier, with no leading-zero count of the product. [`Multiplier::DspShift`]: both
+/// shifts a subnormal operand or result needs are one multiply by a power of two in DSPs, with
+/// no LUT shifter.
 /// - Two subnormal operands give a product that rounds to a signed zero (the formats the
 ///   operator accepts have bias ≥ man + 2), so at most one significand has leading zeros:
 ///   `lz`, the OR of both fractions' counts, each kept only for a subnormal operand.
@@ -35,15 +36,16 @@ const PIECE: usize = 17;
 /// held `E0 − 1` into the field `E0` (or `E0 + 1`); its carry moves the exponent (subnormal to
 /// normal, largest finite to infinity).
 ///
-/// [`Multiplier::LutShift`] makes `Q = P << t` in a LUT shifter instead (radix 4, in two
-/// parts), so the significand product is its only multiply: 2 DSP48E1 for binary32.
+/// [`Multiplier::LutShift`] reads the same window straight from `P·2` with one LUT right shift
+/// instead ([`lut_window`]), so the significand product is its only multiply: 2 DSP48E1 for
+/// binary32.
 ///
 /// Register places ([`Multiplier::DspShift`]): 0 after the leading-zero count and the exponent
 /// sum, 1 after the product and the shift amount's two one-hots, 2 after the factor 2^t, 3
 /// between the shifting multiply's products and its cascade sums, 4 after the cascade, 5 after
 /// the window and the rounding decision. [`Multiplier::LutShift`]: 0 as above, 1 and 2 after
-/// the product (a DSP's multiplier and output registers), 3 after the shift's coarse part
-/// (steps of 4 and 16), 4 after its fine part, 5 as above.
+/// the product (a DSP's multiplier and output registers), 3 after the right shift's coarse part
+/// (steps of 16 and 4), 4 after its fine part, 5 as above.
 pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>, multiplier: Multiplier) -> Sig<'d> {
     let (p, man) = (f.man + 1, f.man);
     d.section("mul: operands, special cases, leading zeros of a subnormal significand");
