@@ -31,12 +31,23 @@ fn run_file(op: FloatOperator, file: &Path) {
     let reference = |a: u32, b: u32| native_f32(op, a, b);
     let mut rng = Rng::new(0x5EED + op as u64);
     let generate = move || {
-        // Half class-biased operands, half uniformly random bit patterns.
-        if rng.chance(50) {
-            let (a, b) = vectors::pair(&mut rng, FloatFormat::BINARY32);
-            (a as u32, b as u32)
-        } else {
-            (rng.next_u64() as u32, rng.next_u64() as u32)
+        // Class-biased operands, uniformly random bit patterns and (for the multiplier) sparse
+        // fractions, whose products end in long runs of zeros: rounding ties and exact
+        // products, which only a right sticky bit gets right.
+        match rng.below(if op == FloatOperator::Mul { 3 } else { 2 }) {
+            0 => {
+                let (a, b) = vectors::pair(&mut rng, FloatFormat::BINARY32);
+                (a as u32, b as u32)
+            }
+            1 => (rng.next_u64() as u32, rng.next_u64() as u32),
+            _ => {
+                let mut sparse = || {
+                    let bit = |rng: &mut Rng| if rng.chance(30) { 0 } else { 1u32 << rng.below(23) };
+                    let exp = 1 + rng.below(254) as u32;
+                    (rng.below(2) as u32) << 31 | exp << 23 | bit(&mut rng) | bit(&mut rng)
+                };
+                (sparse(), sparse())
+            }
         }
     };
     simulate(file, &name, operands, vectors::binary32_hard_cases(), generate, reference);
