@@ -55,10 +55,9 @@ struct Job {
 fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
     let mut jobs = vec![];
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
-    let implementations = |op: FloatOperator| if op == FloatOperator::Mul { Multiplier::ALL.map(Some).to_vec() } else { vec![None] };
     for op in [FloatOperator::Add, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt] {
-        for multiplier in implementations(op) {
-            let name = fp::module_name_with(op, multiplier.unwrap_or_default());
+        for &multiplier in op.multipliers() {
+            let name = fp::module_name_with(op, multiplier);
             if !wanted(&name) {
                 continue;
             }
@@ -67,12 +66,12 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
             for stages in 0..=max {
                 jobs.push(Job {
                     module: name.clone(),
-                    multiplier: multiplier.map(Multiplier::name),
+                    multiplier: (op == FloatOperator::Mul).then_some(multiplier.name()),
                     stages,
                     max_stages: max,
                     latency: stages,
                     shipped: shipped == Some(stages),
-                    verilog: Box::new(move || fp::operator_verilog(op, stages, multiplier.unwrap_or_default()).map_err(Error::from)),
+                    verilog: Box::new(move || fp::operator_verilog(op, stages, multiplier).map_err(Error::from)),
                 });
             }
         }
@@ -99,16 +98,17 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
         }
         // With each multiplier when the kernel has one (the same latency either way).
         let (_, _, schedule) = kernels::build(name)?;
-        let multipliers = if schedule.operators.contains_key(FloatOperator::Mul.name()) { Multiplier::ALL.map(Some).to_vec() } else { vec![None] };
-        for multiplier in multipliers {
+        let has_mul = schedule.operators.contains_key(FloatOperator::Mul.name());
+        let multipliers: &[Multiplier] = if has_mul { &Multiplier::ALL } else { &[Multiplier::DspShift] };
+        for &multiplier in multipliers {
             jobs.push(Job {
                 module: name.into(),
-                multiplier: multiplier.map(Multiplier::name),
+                multiplier: has_mul.then_some(multiplier.name()),
                 stages: schedule.latency,
                 max_stages: schedule.latency,
                 latency: schedule.latency,
                 shipped: true,
-                verilog: Box::new(move || kernels::verilog_with(name, multiplier.unwrap_or_default()).map_err(Error::from)),
+                verilog: Box::new(move || kernels::verilog_with(name, multiplier).map_err(Error::from)),
             });
         }
     }

@@ -12,7 +12,7 @@ use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
-use weft_hdl::float::{FloatOperator, Multiplier};
+use weft_hdl::float::FloatOperator;
 use weft_ip::fp;
 use weft_tools::{place_and_route, yosys_synth};
 
@@ -66,8 +66,7 @@ pub fn run(work: &Path, progress: &dyn Fn(&str)) -> Result<Vec<CompareRow>, Erro
     let mut rows = vec![];
     for (op, short) in OPS {
         let stages = fp::SHIPPED.iter().find(|(o, _)| *o == op).map(|(_, s)| *s).ok_or_else(|| Error::Input("operator not shipped".into()))?;
-        let multipliers: &[Multiplier] = if op == FloatOperator::Mul { &Multiplier::ALL } else { &[Multiplier::DspShift] };
-        for &multiplier in multipliers {
+        for &multiplier in op.multipliers() {
             let name = fp::module_name_with(op, multiplier);
             let dir = work.join(&name);
             std::fs::create_dir_all(&dir)?;

@@ -35,8 +35,7 @@ pub fn module_name(op: FloatOperator) -> String {
 /// [`module_name`] with `multiplier` the implementation of `Mul`: `fp32_mul_lut_shift` for
 /// [`Multiplier::LutShift`].
 pub fn module_name_with(op: FloatOperator, multiplier: Multiplier) -> String {
-    let suffix = if op == FloatOperator::Mul { multiplier.suffix() } else { "" };
-    format!("fp32_{}{suffix}", op.name())
+    format!("fp32_{}", op.name_with(multiplier))
 }
 
 /// The ports a one-beat-in, one-beat-out stream pipeline has and its public module does not:
@@ -103,13 +102,12 @@ fn testbench(op: FloatOperator, stages: usize, multiplier: Multiplier) -> Result
 }
 
 macro_rules! shipped_operator {
-    ($index:expr) => {{
+    ($index:expr) => {
+        shipped_operator!($index, Multiplier::DspShift)
+    };
+    ($index:expr, $multiplier:expr) => {{
         let (op, stages) = SHIPPED[$index];
-        Shipped::new(
-            spec(op, stages, Multiplier::DspShift),
-            |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, Multiplier::DspShift, spec),
-            || testbench(SHIPPED[$index].0, SHIPPED[$index].1, Multiplier::DspShift),
-        )
+        Shipped::new(spec(op, stages, $multiplier), |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, $multiplier, spec), || testbench(SHIPPED[$index].0, SHIPPED[$index].1, $multiplier))
     }};
 }
 
@@ -117,13 +115,7 @@ macro_rules! shipped_operator {
 /// the multiplier with its shifts in LUTs at `fp32_mul`'s depth, the compare and int32
 /// conversions, and the binary64 operators.
 pub fn shipped() -> Vec<Shipped> {
-    let mut all = vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(2), shipped_operator!(3)];
-    let (mul, stages) = SHIPPED[1];
-    all.push(Shipped::new(
-        spec(mul, stages, Multiplier::LutShift),
-        |spec| verilog(SHIPPED[1].0, SHIPPED[1].1, Multiplier::LutShift, spec),
-        || testbench(SHIPPED[1].0, SHIPPED[1].1, Multiplier::LutShift),
-    ));
+    let mut all = vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(1, Multiplier::LutShift), shipped_operator!(2), shipped_operator!(3)];
     all.extend(convert::shipped());
     all.extend(binary64::shipped());
     all

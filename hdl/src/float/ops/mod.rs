@@ -124,6 +124,23 @@ impl FloatOperator {
         }
     }
 
+    /// The multipliers this operator can be built with: both for `Mul`, the default for the
+    /// others (which have none).
+    pub fn multipliers(self) -> &'static [Multiplier] {
+        if self == FloatOperator::Mul {
+            &Multiplier::ALL
+        } else {
+            &[Multiplier::DspShift]
+        }
+    }
+
+    /// [`FloatOperator::name`] with `multiplier`'s [`Multiplier::suffix`] for `Mul`
+    /// (`mul_lut_shift`), as module names carry it.
+    pub fn name_with(self, multiplier: Multiplier) -> String {
+        let suffix = if self == FloatOperator::Mul { multiplier.suffix() } else { "" };
+        format!("{}{suffix}", self.name())
+    }
+
     /// Register places, most useful first (the longest logic between registers is split first).
     /// Both multipliers have six places, so a stage count means the same latency for either.
     fn priority(self, format: FloatFormat, multiplier: Multiplier) -> Vec<usize> {
@@ -212,8 +229,7 @@ impl FloatOperator {
         let y = self.build_with(&mut net, format, stages, &operands, multiplier)?;
         net.output("y", y);
         net.no_inline = true;
-        let suffix = if self == FloatOperator::Mul { multiplier.suffix() } else { "" };
-        Ok((format!("{format}_{}{suffix}_s{stages}", self.name()), net))
+        Ok((format!("{format}_{}_s{stages}", self.name_with(multiplier)), net))
     }
 }
 
