@@ -63,6 +63,9 @@ pub enum Bench {
         /// Place and route every design with nextpnr seeds 1..=N and report the median (1..=9)
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=9))]
         seeds: u32,
+        /// Seeds placed and routed at once (one core each)
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=9))]
+        jobs: u32,
         /// JSON output file
         #[arg(long, default_value = "bench/timing.json")]
         json: PathBuf,
@@ -267,7 +270,7 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Numeric { compare: true, json, .. }), _) => crate::bench::commands::numeric_compare(&json),
         (Some(Bench::Numeric { only, json, jobs, .. }), _) => crate::bench::commands::numeric(&only, &json, jobs as usize),
         (Some(Bench::Link { out }), _) => crate::bench::commands::link(&out),
-        (Some(Bench::Timing { reference, only, generated, seeds, json }), _) => crate::bench::commands::timing(reference.as_deref(), &only, &generated, &(1..=seeds).collect::<Vec<_>>(), &json),
+        (Some(Bench::Timing { reference, only, generated, seeds, jobs, json }), _) => crate::bench::commands::timing(reference.as_deref(), &only, &generated, &(1..=seeds).collect::<Vec<_>>(), jobs as usize, &json),
         (Some(Bench::Router { out }), _) => crate::bench::commands::router(&out),
         (Some(Bench::Net { out, generated }), _) => crate::bench::commands::net(&out, &generated),
         (Some(Bench::Allreduce { config, lengths, ber, out }), _) => crate::bench::commands::allreduce(&config, &lengths, ber, &out),

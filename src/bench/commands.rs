@@ -36,11 +36,11 @@ pub fn numeric_compare(json: &Path) -> Result<(), Error> {
 /// [`MODULES`](crate::bench::timing::MODULES)) from `generated`, and the verilog-axis switch when
 /// `reference` names a checkout, each placed and routed once per seed in `seeds`; prints the
 /// table and writes `json`.
-pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, seeds: &[u32], json: &Path) -> Result<(), Error> {
+pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, seeds: &[u32], jobs: usize, json: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-timing-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| Error::from(e).context(work.display()))?;
     let modules: Vec<String> = if only.is_empty() { crate::bench::timing::MODULES.map(String::from).to_vec() } else { only.to_vec() };
-    let rows = crate::bench::timing::run(&modules, generated, reference, seeds, &work, &mut |line| eprintln!("{line}"))?;
+    let rows = crate::bench::timing::run(&modules, generated, reference, seeds, jobs, &work, &mut |line| eprintln!("{line}"))?;
     let _ = std::fs::remove_dir_all(&work);
     print!("{}", crate::bench::timing::table(&rows));
     write_json(json, &rows)

@@ -107,25 +107,33 @@ fn reference_file(checkout: &Path, work: &Path) -> Result<std::path::PathBuf, Er
     Ok(file)
 }
 
-fn measure(file: &Path, top: &str, seeds: &[u32], progress: &mut dyn FnMut(&str)) -> Result<Row, Error> {
+fn measure(file: &Path, top: &str, seeds: &[u32], jobs: usize, progress: &mut dyn FnMut(&str)) -> Result<Row, Error> {
     let mut families = vec![];
     for family in Family::ALL {
         let s = yosys_synth_for(file, top, family)?;
         progress(&format!("{top} {}: {} LUT, {} FF, {} levels", family.name(), s.luts, s.flip_flops, s.lut_levels));
         families.push(Family1 { family: family.name().into(), luts: s.luts, flip_flops: s.flip_flops, lut_rams: s.lut_rams, brams: s.brams, lut_levels: s.lut_levels, lut_path: s.lut_path });
     }
+    // Seeds in groups of `jobs`, each place and route in its own thread (nextpnr runs on one
+    // core; its folder is per seed).
     let mut runs = vec![];
-    for &seed in seeds {
-        runs.push(match place_and_route_seed(file, top, seed) {
-            Ok(t) => {
-                progress(&format!("{top}, seed {seed}: {} MHz on the ECP5-85F, {} -> {}", t.fmax_mhz, t.critical_from, t.critical_to));
-                Seeded { seed, timing: Some(t), failure: None }
-            }
-            Err(e) => {
-                progress(&format!("{top}, seed {seed}: place and route failed: {e}"));
-                Seeded { seed, timing: None, failure: Some(e.to_string()) }
-            }
+    for group in seeds.chunks(jobs.max(1)) {
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = group.iter().map(|&seed| s.spawn(move || (seed, place_and_route_seed(file, top, seed)))).collect();
+            handles.into_iter().map(|h| h.join().expect("place and route thread")).collect()
         });
+        for (seed, result) in results {
+            runs.push(match result {
+                Ok(t) => {
+                    progress(&format!("{top}, seed {seed}: {} MHz on the ECP5-85F, {} -> {}", t.fmax_mhz, t.critical_from, t.critical_to));
+                    Seeded { seed, timing: Some(t), failure: None }
+                }
+                Err(e) => {
+                    progress(&format!("{top}, seed {seed}: place and route failed: {e}"));
+                    Seeded { seed, timing: None, failure: Some(e.to_string()) }
+                }
+            });
+        }
     }
     let routed: Vec<f64> = runs.iter().filter_map(|r| r.timing.as_ref().map(|t| t.fmax_mhz)).collect();
     Ok(Row { module: top.into(), families, median_fmax_mhz: median(&routed), seeds: runs })
@@ -143,13 +151,14 @@ pub fn median(values: &[f64]) -> Option<f64> {
 }
 
 /// Measures `modules` (shipped module names whose Verilog is under `generated`) and, when given,
-/// the reference switch from a verilog-axis checkout, placing and routing each once per seed.
-pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, seeds: &[u32], work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
+/// the reference switch from a verilog-axis checkout, placing and routing each once per seed,
+/// `jobs` seeds at a time.
+pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, seeds: &[u32], jobs: usize, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let shipped: Vec<Shipped> = weft_sim::catalog::shipped();
     let mut rows = vec![];
     if let Some(checkout) = reference {
         let file = reference_file(checkout, work)?;
-        rows.push(measure(&file, REFERENCE, seeds, progress)?);
+        rows.push(measure(&file, REFERENCE, seeds, jobs, progress)?);
     }
     for name in modules {
         let module = shipped.iter().find(|m| &m.spec.name == name).ok_or_else(|| Error::Input(format!("unknown module `{name}`")))?;
@@ -157,7 +166,7 @@ pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, seeds
         if !file.exists() {
             return Err(Error::Check(format!("{} does not exist; run `weft generate` first", file.display())));
         }
-        rows.push(measure(&file, name, seeds, progress)?);
+        rows.push(measure(&file, name, seeds, jobs, progress)?);
     }
     Ok(rows)
 }
