@@ -270,7 +270,9 @@ pub fn run(what: Option<Bench>, check: bool) -> Result<(), Error> {
         (Some(Bench::Numeric { compare: true, json, .. }), _) => crate::bench::commands::numeric_compare(&json),
         (Some(Bench::Numeric { only, json, jobs, .. }), _) => crate::bench::commands::numeric(&only, &json, jobs as usize),
         (Some(Bench::Link { out }), _) => crate::bench::commands::link(&out),
-        (Some(Bench::Timing { reference, only, generated, seeds, jobs, json }), _) => crate::bench::commands::timing(reference.as_deref(), &only, &generated, &(1..=seeds).collect::<Vec<_>>(), jobs as usize, &json),
+        (Some(Bench::Timing { reference, only, generated, seeds, jobs, json }), _) => {
+            crate::bench::commands::timing(reference.as_deref(), &only, &generated, &(1..=seeds).collect::<Vec<_>>(), jobs as usize, &json)
+        }
         (Some(Bench::Router { out }), _) => crate::bench::commands::router(&out),
         (Some(Bench::Net { out, generated }), _) => crate::bench::commands::net(&out, &generated),
         (Some(Bench::Allreduce { config, lengths, ber, out }), _) => crate::bench::commands::allreduce(&config, &lengths, ber, &out),
