@@ -114,27 +114,20 @@ fn measure(file: &Path, top: &str, seeds: &[u32], jobs: usize, progress: &mut dy
         progress(&format!("{top} {}: {} LUT, {} FF, {} levels", family.name(), s.luts, s.flip_flops, s.lut_levels));
         families.push(Family1 { family: family.name().into(), luts: s.luts, flip_flops: s.flip_flops, lut_rams: s.lut_rams, brams: s.brams, lut_levels: s.lut_levels, lut_path: s.lut_path });
     }
-    // Seeds in groups of `jobs`, each place and route in its own thread (nextpnr runs on one
-    // core; its folder is per seed).
-    let mut runs = vec![];
-    for group in seeds.chunks(jobs.max(1)) {
-        let results: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = group.iter().map(|&seed| s.spawn(move || (seed, place_and_route_seed(file, top, seed)))).collect();
-            handles.into_iter().map(|h| h.join().expect("place and route thread")).collect()
-        });
-        for (seed, result) in results {
-            runs.push(match result {
-                Ok(t) => {
-                    progress(&format!("{top}, seed {seed}: {} MHz on the ECP5-85F, {} -> {}", t.fmax_mhz, t.critical_from, t.critical_to));
-                    Seeded { seed, timing: Some(t), failure: None }
-                }
-                Err(e) => {
-                    progress(&format!("{top}, seed {seed}: place and route failed: {e}"));
-                    Seeded { seed, timing: None, failure: Some(e.to_string()) }
-                }
-            });
-        }
-    }
+    // `jobs` seeds at once, one nextpnr (single-threaded, its own folder) each.
+    let report = |seed: u32, result: &Result<TimingReport, _>| match result {
+        Ok(t) => format!("{top}, seed {seed}: {} MHz on the ECP5-85F, {} -> {}", t.fmax_mhz, t.critical_from, t.critical_to),
+        Err(e) => format!("{top}, seed {seed}: place and route failed: {e}"),
+    };
+    let results = crate::flow::parallel(seeds, jobs, |&seed| place_and_route_seed(file, top, seed), |i, r| progress(&report(seeds[i], r)));
+    let runs: Vec<Seeded> = seeds
+        .iter()
+        .zip(results)
+        .map(|(&seed, r)| match r {
+            Ok(t) => Seeded { seed, timing: Some(t), failure: None },
+            Err(e) => Seeded { seed, timing: None, failure: Some(e.to_string()) },
+        })
+        .collect();
     let routed: Vec<f64> = runs.iter().filter_map(|r| r.timing.as_ref().map(|t| t.fmax_mhz)).collect();
     Ok(Row { module: top.into(), families, median_fmax_mhz: median(&routed), seeds: runs })
 }
