@@ -478,7 +478,6 @@ wire allocator_yp_send_vc;
 wire allocator_yp_send_head;
 wire [127:0] allocator_yp_vc0_send_header;
 wire [127:0] allocator_yp_vc1_send_header;
-wire allocator_yp_send_ovc;
 wire [4:0] allocator_yp_busy_cat;
 wire allocator_p0_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or;
@@ -491,23 +490,23 @@ wire allocator_p0_vc0_head0_ovc_or_2;
 wire [6:0] allocator_p0_vc0_head0_flits_or_2;
 wire allocator_yp_vc0_asks_p1_not;
 wire allocator_p1_owned_or;
-wire [4:0] allocator_yp_busy_cat_3;
+wire [2:0] allocator_xp_busy_cat;
 wire allocator_xp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_3;
 wire [6:0] allocator_p0_vc0_head0_flits_or_3;
-wire allocator_yp_vc0_asks_xp_not;
+wire allocator_xp_vc0_asks_xp_not;
 wire allocator_xp_owned_or;
-wire [4:0] allocator_yp_busy_cat_4;
+wire [1:0] allocator_p1_busy_cat;
 wire allocator_xn_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_4;
 wire [6:0] allocator_p0_vc0_head0_flits_or_4;
-wire allocator_yp_vc0_asks_xn_not;
+wire allocator_p1_vc0_asks_xn_not;
 wire allocator_xn_owned_or;
-wire [4:0] allocator_yp_busy_cat_5;
+wire [3:0] allocator_xn_busy_cat;
 wire allocator_yp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_5;
 wire [6:0] allocator_p0_vc0_head0_flits_or_5;
-wire allocator_yp_vc0_asks_yp_not;
+wire allocator_xn_vc0_asks_yp_not;
 wire allocator_yp_owned_or;
 wire [127:0] switch_p0_vc0_send_header_sel;
 wire [127:0] switch_p1_vc0_send_header_sel;
@@ -544,12 +543,12 @@ router_4x2x1_input_p0 input_p0 (
     .here_x(here_x),
     .here_y(here_y),
     .here_z(here_z),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
     .here_y_half(here_y_half),
     .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_p0_tvalid(s_axis_p0_tvalid),
@@ -586,12 +585,12 @@ router_4x2x1_input_p1 input_p1 (
     .here_x(here_x),
     .here_y(here_y),
     .here_z(here_z),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
     .here_y_half(here_y_half),
     .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_p1_tvalid(s_axis_p1_tvalid),
@@ -626,14 +625,14 @@ router_4x2x1_input_xp input_xp (
     .xp_vc0_pop(allocator_xp_vc0_pop),
     .xp_vc1_pop(allocator_xp_vc1_pop),
     .s_axis_xp_tdata(s_axis_xp_tdata),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
     .here_y(here_y),
     .here_y_half(here_y_half),
     .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x(here_x),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_xp_tuser(s_axis_xp_tuser),
@@ -688,14 +687,14 @@ router_4x2x1_input_xn input_xn (
     .xn_vc0_pop(allocator_xn_vc0_pop),
     .xn_vc1_pop(allocator_xn_vc1_pop),
     .s_axis_xn_tdata(s_axis_xn_tdata),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
     .here_y(here_y),
     .here_y_half(here_y_half),
     .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x(here_x),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_xn_tuser(s_axis_xn_tuser),
@@ -750,15 +749,15 @@ router_4x2x1_input_yp input_yp (
     .yp_vc0_pop(allocator_yp_vc0_pop),
     .yp_vc1_pop(allocator_yp_vc1_pop),
     .s_axis_yp_tdata(s_axis_yp_tdata),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
     .here_y(here_y),
     .here_y_half(here_y_half),
     .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
     .s_axis_yp_tuser(s_axis_yp_tuser),
-    .here_x(here_x),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_yp_tvalid(s_axis_yp_tvalid),
@@ -883,33 +882,25 @@ router_4x2x1_output_p1 output_p1 (
 router_4x2x1_output_xp output_xp (
     .clk(clk),
     .rst(rst),
-    .yp_busy_cat(allocator_yp_busy_cat_3),
+    .xp_busy_cat(allocator_xp_busy_cat),
     .xp_owned_or(allocator_xp_owned_or),
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_3),
-    .yp_vc0_asks_xp_not(allocator_yp_vc0_asks_xp_not),
+    .xp_vc0_asks_xp_not(allocator_xp_vc0_asks_xp_not),
     .m_axis_xp_tready(m_axis_xp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
     .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
-    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
-    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
     .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
     .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
     .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
-    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
-    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
     .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
     .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
     .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
-    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
-    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
     .p0_send_ovc(allocator_p0_send_ovc),
     .p1_send_ovc(allocator_p1_send_ovc),
     .xp_send_ovc(allocator_xp_send_ovc),
-    .xn_send_ovc(allocator_xn_send_ovc),
-    .yp_send_ovc(allocator_yp_send_ovc),
     .m_axis_xp_credit(m_axis_xp_credit),
     .xp_out_valid(output_xp_xp_out_valid),
     .xp_slot(output_xp_xp_slot),
@@ -933,33 +924,21 @@ router_4x2x1_output_xp output_xp (
 router_4x2x1_output_xn output_xn (
     .clk(clk),
     .rst(rst),
-    .yp_busy_cat(allocator_yp_busy_cat_4),
+    .p1_busy_cat(allocator_p1_busy_cat),
     .xn_owned_or(allocator_xn_owned_or),
     .xn_arbiter_grant_not(allocator_xn_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_4),
-    .yp_vc0_asks_xn_not(allocator_yp_vc0_asks_xn_not),
+    .p1_vc0_asks_xn_not(allocator_p1_vc0_asks_xn_not),
     .m_axis_xn_tready(m_axis_xn_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
-    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
-    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
-    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
     .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
     .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
-    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
-    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
-    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
     .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
     .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
-    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
-    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
-    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
     .p0_send_ovc(allocator_p0_send_ovc),
     .p1_send_ovc(allocator_p1_send_ovc),
-    .xp_send_ovc(allocator_xp_send_ovc),
-    .xn_send_ovc(allocator_xn_send_ovc),
-    .yp_send_ovc(allocator_yp_send_ovc),
     .m_axis_xn_credit(m_axis_xn_credit),
     .xn_out_valid(output_xn_xn_out_valid),
     .xn_slot(output_xn_xn_slot),
@@ -983,33 +962,29 @@ router_4x2x1_output_xn output_xn (
 router_4x2x1_output_yp output_yp (
     .clk(clk),
     .rst(rst),
-    .yp_busy_cat(allocator_yp_busy_cat_5),
+    .xn_busy_cat(allocator_xn_busy_cat),
     .yp_owned_or(allocator_yp_owned_or),
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_5),
-    .yp_vc0_asks_yp_not(allocator_yp_vc0_asks_yp_not),
+    .xn_vc0_asks_yp_not(allocator_xn_vc0_asks_yp_not),
     .m_axis_yp_tready(m_axis_yp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
     .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
     .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
-    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
     .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
     .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
     .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
     .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
-    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
     .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
     .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
     .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
     .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
-    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
     .p0_send_ovc(allocator_p0_send_ovc),
     .p1_send_ovc(allocator_p1_send_ovc),
     .xp_send_ovc(allocator_xp_send_ovc),
     .xn_send_ovc(allocator_xn_send_ovc),
-    .yp_send_ovc(allocator_yp_send_ovc),
     .m_axis_yp_credit(m_axis_yp_credit),
     .yp_out_valid(output_yp_yp_out_valid),
     .yp_slot(output_yp_yp_slot),
@@ -1230,7 +1205,6 @@ router_4x2x1_allocator allocator (
     .yp_send_head(allocator_yp_send_head),
     .yp_vc0_send_header(allocator_yp_vc0_send_header),
     .yp_vc1_send_header(allocator_yp_vc1_send_header),
-    .yp_send_ovc(allocator_yp_send_ovc),
     .yp_busy_cat(allocator_yp_busy_cat),
     .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
@@ -1243,23 +1217,23 @@ router_4x2x1_allocator allocator (
     .p0_vc0_head0_flits_or_2(allocator_p0_vc0_head0_flits_or_2),
     .yp_vc0_asks_p1_not(allocator_yp_vc0_asks_p1_not),
     .p1_owned_or(allocator_p1_owned_or),
-    .yp_busy_cat_3(allocator_yp_busy_cat_3),
+    .xp_busy_cat(allocator_xp_busy_cat),
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_3(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or_3(allocator_p0_vc0_head0_flits_or_3),
-    .yp_vc0_asks_xp_not(allocator_yp_vc0_asks_xp_not),
+    .xp_vc0_asks_xp_not(allocator_xp_vc0_asks_xp_not),
     .xp_owned_or(allocator_xp_owned_or),
-    .yp_busy_cat_4(allocator_yp_busy_cat_4),
+    .p1_busy_cat(allocator_p1_busy_cat),
     .xn_arbiter_grant_not(allocator_xn_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_4(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or_4(allocator_p0_vc0_head0_flits_or_4),
-    .yp_vc0_asks_xn_not(allocator_yp_vc0_asks_xn_not),
+    .p1_vc0_asks_xn_not(allocator_p1_vc0_asks_xn_not),
     .xn_owned_or(allocator_xn_owned_or),
-    .yp_busy_cat_5(allocator_yp_busy_cat_5),
+    .xn_busy_cat(allocator_xn_busy_cat),
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_5(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or_5(allocator_p0_vc0_head0_flits_or_5),
-    .yp_vc0_asks_yp_not(allocator_yp_vc0_asks_yp_not),
+    .xn_vc0_asks_yp_not(allocator_xn_vc0_asks_yp_not),
     .yp_owned_or(allocator_yp_owned_or)
 );
 
@@ -1413,12 +1387,12 @@ module router_4x2x1_input_p0(
     here_x,
     here_y,
     here_z,
+    here_x_half,
+    here_x_wraps,
     here_y_half,
     here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     p0_mode_or,
@@ -1457,12 +1431,12 @@ module router_4x2x1_input_p0(
     input wire [5:0] here_x;
     input wire [5:0] here_y;
     input wire [5:0] here_z;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
     input wire [5:0] here_y_half;
     input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -1504,15 +1478,15 @@ wire [119:0] here_y_cat;
 wire s_axis_p0_tdata_and;
 wire s_axis_p0_tdata_and_2;
 wire s_axis_p0_tdata_not;
-wire drop;
-wire here_y_lt;
-wire here_y_half_not;
-wire s_axis_p0_tdata_not_2;
-wire here_y_top_sel;
 wire here_x_lt;
 wire here_x_half_not;
-wire s_axis_p0_tdata_not_3;
+wire s_axis_p0_tdata_not_2;
 wire here_x_sel;
+wire here_y_lt;
+wire here_y_half_not;
+wire s_axis_p0_tdata_not_3;
+wire drop;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p0_tdata_plus;
@@ -1580,21 +1554,21 @@ assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata[53]) & (~s_axis_p0_tdata[52]) &
     (~s_axis_p0_tdata[45]) & (~s_axis_p0_tdata[44]);
 assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata[57]) & (~s_axis_p0_tdata[56]) & (~s_axis_p0_tdata[55]) &
     ((~s_axis_p0_tdata[54]) | s_axis_p0_tdata_and_2));
+assign here_x_lt = here_x < s_axis_p0_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata[5:0]);
+assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata[5:0] == here_x);
+assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
+assign here_y_lt = here_y < s_axis_p0_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata[11:6]);
+assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata[11:6] == here_y);
 assign drop = (~((~s_axis_p0_tdata[5]) & (~s_axis_p0_tdata[4]) & (~s_axis_p0_tdata[3]) & (~s_axis_p0_tdata[2]))) |
     (~((~s_axis_p0_tdata[11]) & (~s_axis_p0_tdata[10]) & (~s_axis_p0_tdata[9]) & (~s_axis_p0_tdata[8]) &
     (~s_axis_p0_tdata[7]))) |
     (~s_axis_p0_tdata_and) |
     (~((~s_axis_p0_tdata[21]) & (~s_axis_p0_tdata[20]) & (~s_axis_p0_tdata[19]))) | s_axis_p0_tdata_not;
-assign here_y_lt = here_y < s_axis_p0_tdata[11:6];
-assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata[11:6]);
-assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata[11:6] == here_y);
-assign here_y_top_sel = s_axis_p0_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
-assign here_x_lt = here_x < s_axis_p0_tdata[5:0];
-assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata[5:0]);
-assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata[5:0] == here_x);
-assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
-assign route_out = s_axis_p0_tdata_not_3 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata[20:18]);
-assign route_vc = s_axis_p0_tdata_not_3 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign here_y_top_sel = s_axis_p0_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out = s_axis_p0_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p0_tdata_not_3 ? 3'h4 : s_axis_p0_tdata[20:18]);
+assign route_vc = s_axis_p0_tdata_not_2 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
 assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p0: length policing ----
@@ -1685,12 +1659,12 @@ module router_4x2x1_input_p1(
     here_x,
     here_y,
     here_z,
+    here_x_half,
+    here_x_wraps,
     here_y_half,
     here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     p1_mode_or,
@@ -1729,12 +1703,12 @@ module router_4x2x1_input_p1(
     input wire [5:0] here_x;
     input wire [5:0] here_y;
     input wire [5:0] here_z;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
     input wire [5:0] here_y_half;
     input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -1776,15 +1750,15 @@ wire [119:0] here_y_cat;
 wire s_axis_p1_tdata_and;
 wire s_axis_p1_tdata_and_2;
 wire s_axis_p1_tdata_not;
-wire drop;
-wire here_y_lt;
-wire here_y_half_not;
-wire s_axis_p1_tdata_not_2;
-wire here_y_top_sel;
 wire here_x_lt;
 wire here_x_half_not;
-wire s_axis_p1_tdata_not_3;
+wire s_axis_p1_tdata_not_2;
 wire here_x_sel;
+wire here_y_lt;
+wire here_y_half_not;
+wire s_axis_p1_tdata_not_3;
+wire drop;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p1_tdata_plus;
@@ -1852,21 +1826,21 @@ assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata[53]) & (~s_axis_p1_tdata[52]) &
     (~s_axis_p1_tdata[45]) & (~s_axis_p1_tdata[44]);
 assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata[57]) & (~s_axis_p1_tdata[56]) & (~s_axis_p1_tdata[55]) &
     ((~s_axis_p1_tdata[54]) | s_axis_p1_tdata_and_2));
+assign here_x_lt = here_x < s_axis_p1_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata[5:0]);
+assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata[5:0] == here_x);
+assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
+assign here_y_lt = here_y < s_axis_p1_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata[11:6]);
+assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata[11:6] == here_y);
 assign drop = (~((~s_axis_p1_tdata[5]) & (~s_axis_p1_tdata[4]) & (~s_axis_p1_tdata[3]) & (~s_axis_p1_tdata[2]))) |
     (~((~s_axis_p1_tdata[11]) & (~s_axis_p1_tdata[10]) & (~s_axis_p1_tdata[9]) & (~s_axis_p1_tdata[8]) &
     (~s_axis_p1_tdata[7]))) |
     (~s_axis_p1_tdata_and) |
     (~((~s_axis_p1_tdata[21]) & (~s_axis_p1_tdata[20]) & (~s_axis_p1_tdata[19]))) | s_axis_p1_tdata_not;
-assign here_y_lt = here_y < s_axis_p1_tdata[11:6];
-assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata[11:6]);
-assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata[11:6] == here_y);
-assign here_y_top_sel = s_axis_p1_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
-assign here_x_lt = here_x < s_axis_p1_tdata[5:0];
-assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata[5:0]);
-assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata[5:0] == here_x);
-assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
-assign route_out = s_axis_p1_tdata_not_3 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata[20:18]);
-assign route_vc = s_axis_p1_tdata_not_3 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign here_y_top_sel = s_axis_p1_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out = s_axis_p1_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p1_tdata_not_3 ? 3'h4 : s_axis_p1_tdata[20:18]);
+assign route_vc = s_axis_p1_tdata_not_2 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
 assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p1: length policing ----
@@ -1957,14 +1931,14 @@ module router_4x2x1_input_xp(
     s_axis_xp_tlast,
     xp_vc0_pop,
     xp_vc1_pop,
+    here_x,
+    here_x_half,
+    here_x_wraps,
     here_y,
     here_y_half,
     here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     stat_xp_ecc_corrected,
@@ -2021,14 +1995,14 @@ module router_4x2x1_input_xp(
     // inputs
     input wire xp_vc0_pop;
     input wire xp_vc1_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
     input wire [5:0] here_y;
     input wire [5:0] here_y_half;
     input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -2082,14 +2056,14 @@ wire [127:0] s_axis_xp_tdata_shl;
 wire [119:0] s_axis_xp_tdata_cat_2;
 wire s_axis_xp_tdata_and_2;
 wire s_axis_xp_tdata_and_3;
-wire here_y_lt;
-wire here_y_half_not;
-wire s_axis_xp_tdata_not;
-wire here_y_top_sel;
 wire here_x_lt;
 wire here_x_half_not;
-wire s_axis_xp_tdata_not_2;
+wire s_axis_xp_tdata_not;
 wire here_x_sel;
+wire here_y_lt;
+wire here_y_half_not;
+wire s_axis_xp_tdata_not_2;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_xp_tdata_plus;
@@ -2128,15 +2102,15 @@ reg [127:0] xp_vc0_third1;
 wire s_axis_xp_tvalid_and_4;
 // input xp vc 0: a corrected header routed again
 wire xp_vc0_head1_and;
-wire xp_vc0_head1_or;
-wire here_y_lt_2;
-wire here_y_half_not_2;
-wire xp_vc0_head1_not;
-wire here_y_top_sel_2;
 wire here_x_lt_2;
 wire here_x_half_not_2;
-wire xp_vc0_head1_not_2;
+wire xp_vc0_head1_not;
 wire here_x_sel_2;
+wire here_y_lt_2;
+wire here_y_half_not_2;
+wire xp_vc0_head1_not_2;
+wire xp_vc0_head1_or;
+wire here_y_top_sel_2;
 wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] xp_vc0_head1_plus;
@@ -2167,14 +2141,15 @@ reg [127:0] xp_vc1_third1;
 wire s_axis_xp_tvalid_and_7;
 // input xp vc 1: a corrected header routed again
 wire xp_vc1_head1_and;
-wire xp_vc1_head1_or;
-wire here_y_lt_3;
-wire here_y_half_not_3;
-wire xp_vc1_head1_not;
-wire here_y_top_sel_3;
 wire here_x_lt_3;
 wire here_x_half_not_3;
+wire xp_vc1_head1_not;
+wire here_x_sel_3;
+wire here_y_lt_3;
+wire here_y_half_not_3;
 wire xp_vc1_head1_not_2;
+wire xp_vc1_head1_or;
+wire here_y_top_sel_3;
 wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] xp_vc1_head1_plus;
@@ -2239,16 +2214,16 @@ assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata[17]) & (~s_axis_xp_tdata[16]) &
 assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata[53]) & (~s_axis_xp_tdata[52]) & (~s_axis_xp_tdata[51]) & (~s_axis_xp_tdata[50]) &
     (~s_axis_xp_tdata[49]) & (~s_axis_xp_tdata[48]) & (~s_axis_xp_tdata[47]) & (~s_axis_xp_tdata[46]) &
     (~s_axis_xp_tdata[45]) & (~s_axis_xp_tdata[44]);
-assign here_y_lt = here_y < s_axis_xp_tdata[11:6];
-assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata[11:6]);
-assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata[11:6] == here_y);
-assign here_y_top_sel = s_axis_xp_tdata_not ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
 assign here_x_lt = here_x < s_axis_xp_tdata[5:0];
 assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata[5:0]);
-assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata[5:0] == here_x);
+assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata[5:0] == here_x);
 assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
-assign route_out = s_axis_xp_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata[20:18]);
-assign route_vc = s_axis_xp_tdata_not_2 ? ((here_x_sel ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : here_y_top_sel;
+assign here_y_lt = here_y < s_axis_xp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata[11:6]);
+assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata[11:6] == here_y);
+assign here_y_top_sel = s_axis_xp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out = s_axis_xp_tdata_not ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_xp_tdata_not_2 ? 3'h4 : s_axis_xp_tdata[20:18]);
+assign route_vc = s_axis_xp_tdata_not ? ((here_x_sel ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : here_y_top_sel;
 assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign drop = (~((~s_axis_xp_tdata[5]) & (~s_axis_xp_tdata[4]) & (~s_axis_xp_tdata[3]) & (~s_axis_xp_tdata[2]))) |
     (~((~s_axis_xp_tdata[11]) & (~s_axis_xp_tdata[10]) & (~s_axis_xp_tdata[9]) & (~s_axis_xp_tdata[8]) &
@@ -2257,7 +2232,7 @@ assign drop = (~((~s_axis_xp_tdata[5]) & (~s_axis_xp_tdata[4]) & (~s_axis_xp_tda
     (~((~s_axis_xp_tdata[21]) & (~s_axis_xp_tdata[20]) & (~s_axis_xp_tdata[19]))) |
     (~((~s_axis_xp_tdata[57]) & (~s_axis_xp_tdata[56]) & (~s_axis_xp_tdata[55]) &
     ((~s_axis_xp_tdata[54]) | s_axis_xp_tdata_and_3))) |
-    s_axis_xp_tdata_and;
+    (s_axis_xp_tdata_not & (~here_x_sel)) | s_axis_xp_tdata_and;
 assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
 assign s_axis_xp_tdata_sel = xp_expect_head ? ({8'h0, (s_axis_xp_tdata[119:0] ^ (s_axis_xp_tdata_parity ? s_axis_xp_tdata_cat_2 : 120'h0))}) : s_axis_xp_tdata;
 assign xp_expect_head_cat = {(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0], drop, route_vc, route_out,
@@ -2286,6 +2261,13 @@ assign xp_vc0_head0_fix = xp_vc0_head0[29];
 assign xp_vc0_head1_and = (~xp_vc0_head1[53]) & (~xp_vc0_head1[52]) & (~xp_vc0_head1[51]) & (~xp_vc0_head1[50]) &
     (~xp_vc0_head1[49]) & (~xp_vc0_head1[48]) & (~xp_vc0_head1[47]) & (~xp_vc0_head1[46]) &
     (~xp_vc0_head1[45]) & (~xp_vc0_head1[44]);
+assign here_x_lt_2 = here_x < xp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1[5:0]);
+assign xp_vc0_head1_not = ~(xp_vc0_head1[5:0] == here_x);
+assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
+assign here_y_lt_2 = here_y < xp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1[11:6]);
+assign xp_vc0_head1_not_2 = ~(xp_vc0_head1[11:6] == here_y);
 assign xp_vc0_head1_or = (~((~xp_vc0_head1[5]) & (~xp_vc0_head1[4]) & (~xp_vc0_head1[3]) & (~xp_vc0_head1[2]))) |
     (~((~xp_vc0_head1[11]) & (~xp_vc0_head1[10]) & (~xp_vc0_head1[9]) & (~xp_vc0_head1[8]) &
     (~xp_vc0_head1[7]))) |
@@ -2293,17 +2275,11 @@ assign xp_vc0_head1_or = (~((~xp_vc0_head1[5]) & (~xp_vc0_head1[4]) & (~xp_vc0_h
     (~xp_vc0_head1[13]) & (~xp_vc0_head1[12]))) |
     (~((~xp_vc0_head1[21]) & (~xp_vc0_head1[20]) & (~xp_vc0_head1[19]))) |
     (~((~xp_vc0_head1[57]) & (~xp_vc0_head1[56]) & (~xp_vc0_head1[55]) &
-    ((~xp_vc0_head1[54]) | xp_vc0_head1_and)));
-assign here_y_lt_2 = here_y < xp_vc0_head1[11:6];
-assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1[11:6]);
-assign xp_vc0_head1_not = ~(xp_vc0_head1[11:6] == here_y);
-assign here_y_top_sel_2 = xp_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
-assign here_x_lt_2 = here_x < xp_vc0_head1[5:0];
-assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1[5:0]);
-assign xp_vc0_head1_not_2 = ~(xp_vc0_head1[5:0] == here_x);
-assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
-assign route_out_2 = xp_vc0_head1_not_2 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1[20:18]);
-assign route_vc_2 = xp_vc0_head1_not_2 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+    ((~xp_vc0_head1[54]) | xp_vc0_head1_and))) |
+    (xp_vc0_head1_not & (~here_x_sel_2));
+assign here_y_top_sel_2 = xp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out_2 = xp_vc0_head1_not ? (here_x_sel_2 ? 3'h2 : 3'h3) : (xp_vc0_head1_not_2 ? 3'h4 : xp_vc0_head1[20:18]);
+assign route_vc_2 = xp_vc0_head1_not ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
 assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign xp_vc0_reroute = xp_vc0_valid & xp_vc0_head0_fix & (~xp_vc0_pop);
 assign route_vc_cat = {1'h0, xp_vc0_head1_plus[6:0], xp_vc0_head1_or, route_vc_2, route_out_2, xp_vc0_head0_keep,
@@ -2339,6 +2315,13 @@ assign xp_vc1_head0_fix = xp_vc1_head0[29];
 assign xp_vc1_head1_and = (~xp_vc1_head1[53]) & (~xp_vc1_head1[52]) & (~xp_vc1_head1[51]) & (~xp_vc1_head1[50]) &
     (~xp_vc1_head1[49]) & (~xp_vc1_head1[48]) & (~xp_vc1_head1[47]) & (~xp_vc1_head1[46]) &
     (~xp_vc1_head1[45]) & (~xp_vc1_head1[44]);
+assign here_x_lt_3 = here_x < xp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < xp_vc1_head1[5:0]);
+assign xp_vc1_head1_not = ~(xp_vc1_head1[5:0] == here_x);
+assign here_x_sel_3 = here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3);
+assign here_y_lt_3 = here_y < xp_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1[11:6]);
+assign xp_vc1_head1_not_2 = ~(xp_vc1_head1[11:6] == here_y);
 assign xp_vc1_head1_or = (~((~xp_vc1_head1[5]) & (~xp_vc1_head1[4]) & (~xp_vc1_head1[3]) & (~xp_vc1_head1[2]))) |
     (~((~xp_vc1_head1[11]) & (~xp_vc1_head1[10]) & (~xp_vc1_head1[9]) & (~xp_vc1_head1[8]) &
     (~xp_vc1_head1[7]))) |
@@ -2346,16 +2329,11 @@ assign xp_vc1_head1_or = (~((~xp_vc1_head1[5]) & (~xp_vc1_head1[4]) & (~xp_vc1_h
     (~xp_vc1_head1[13]) & (~xp_vc1_head1[12]))) |
     (~((~xp_vc1_head1[21]) & (~xp_vc1_head1[20]) & (~xp_vc1_head1[19]))) |
     (~((~xp_vc1_head1[57]) & (~xp_vc1_head1[56]) & (~xp_vc1_head1[55]) &
-    ((~xp_vc1_head1[54]) | xp_vc1_head1_and)));
-assign here_y_lt_3 = here_y < xp_vc1_head1[11:6];
-assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1[11:6]);
-assign xp_vc1_head1_not = ~(xp_vc1_head1[11:6] == here_y);
-assign here_y_top_sel_3 = xp_vc1_head1_not ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0;
-assign here_x_lt_3 = here_x < xp_vc1_head1[5:0];
-assign here_x_half_not_3 = ~(here_x_half < xp_vc1_head1[5:0]);
-assign xp_vc1_head1_not_2 = ~(xp_vc1_head1[5:0] == here_x);
-assign route_out_3 = xp_vc1_head1_not_2 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? 3'h2 : 3'h3) : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1[20:18]);
-assign route_vc_3 = xp_vc1_head1_not_2 ? 1'h1 : here_y_top_sel_3;
+    ((~xp_vc1_head1[54]) | xp_vc1_head1_and))) |
+    (xp_vc1_head1_not & (~here_x_sel_3));
+assign here_y_top_sel_3 = xp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out_3 = xp_vc1_head1_not ? (here_x_sel_3 ? 3'h2 : 3'h3) : (xp_vc1_head1_not_2 ? 3'h4 : xp_vc1_head1[20:18]);
+assign route_vc_3 = xp_vc1_head1_not ? 1'h1 : here_y_top_sel_3;
 assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign xp_vc1_reroute = xp_vc1_valid & xp_vc1_head0_fix & (~xp_vc1_pop);
 assign route_vc_cat_2 = {1'h0, xp_vc1_head1_plus[6:0], xp_vc1_head1_or, route_vc_3, route_out_3, xp_vc1_head0_keep,
@@ -2428,14 +2406,14 @@ module router_4x2x1_input_xn(
     s_axis_xn_tlast,
     xn_vc0_pop,
     xn_vc1_pop,
+    here_x,
+    here_x_half,
+    here_x_wraps,
     here_y,
     here_y_half,
     here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     stat_xn_ecc_corrected,
@@ -2492,14 +2470,14 @@ module router_4x2x1_input_xn(
     // inputs
     input wire xn_vc0_pop;
     input wire xn_vc1_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
     input wire [5:0] here_y;
     input wire [5:0] here_y_half;
     input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -2553,14 +2531,14 @@ wire [127:0] s_axis_xn_tdata_shl;
 wire [119:0] s_axis_xn_tdata_cat_2;
 wire s_axis_xn_tdata_and_2;
 wire s_axis_xn_tdata_and_3;
-wire here_y_lt;
-wire here_y_half_not;
-wire s_axis_xn_tdata_not;
-wire here_y_top_sel;
 wire here_x_lt;
 wire here_x_half_not;
-wire s_axis_xn_tdata_not_2;
+wire s_axis_xn_tdata_not;
 wire here_x_sel;
+wire here_y_lt;
+wire here_y_half_not;
+wire s_axis_xn_tdata_not_2;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_xn_tdata_plus;
@@ -2599,15 +2577,15 @@ reg [127:0] xn_vc0_third1;
 wire s_axis_xn_tvalid_and_4;
 // input xn vc 0: a corrected header routed again
 wire xn_vc0_head1_and;
-wire xn_vc0_head1_or;
-wire here_y_lt_2;
-wire here_y_half_not_2;
-wire xn_vc0_head1_not;
-wire here_y_top_sel_2;
 wire here_x_lt_2;
 wire here_x_half_not_2;
-wire xn_vc0_head1_not_2;
+wire xn_vc0_head1_not;
 wire here_x_sel_2;
+wire here_y_lt_2;
+wire here_y_half_not_2;
+wire xn_vc0_head1_not_2;
+wire xn_vc0_head1_or;
+wire here_y_top_sel_2;
 wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] xn_vc0_head1_plus;
@@ -2638,14 +2616,15 @@ reg [127:0] xn_vc1_third1;
 wire s_axis_xn_tvalid_and_7;
 // input xn vc 1: a corrected header routed again
 wire xn_vc1_head1_and;
-wire xn_vc1_head1_or;
-wire here_y_lt_3;
-wire here_y_half_not_3;
-wire xn_vc1_head1_not;
-wire here_y_top_sel_3;
 wire here_x_lt_3;
 wire here_x_half_not_3;
+wire xn_vc1_head1_not;
+wire here_x_sel_3;
+wire here_y_lt_3;
+wire here_y_half_not_3;
 wire xn_vc1_head1_not_2;
+wire xn_vc1_head1_or;
+wire here_y_top_sel_3;
 wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] xn_vc1_head1_plus;
@@ -2710,16 +2689,16 @@ assign s_axis_xn_tdata_and_2 = (~s_axis_xn_tdata[17]) & (~s_axis_xn_tdata[16]) &
 assign s_axis_xn_tdata_and_3 = (~s_axis_xn_tdata[53]) & (~s_axis_xn_tdata[52]) & (~s_axis_xn_tdata[51]) & (~s_axis_xn_tdata[50]) &
     (~s_axis_xn_tdata[49]) & (~s_axis_xn_tdata[48]) & (~s_axis_xn_tdata[47]) & (~s_axis_xn_tdata[46]) &
     (~s_axis_xn_tdata[45]) & (~s_axis_xn_tdata[44]);
-assign here_y_lt = here_y < s_axis_xn_tdata[11:6];
-assign here_y_half_not = ~(here_y_half < s_axis_xn_tdata[11:6]);
-assign s_axis_xn_tdata_not = ~(s_axis_xn_tdata[11:6] == here_y);
-assign here_y_top_sel = s_axis_xn_tdata_not ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
 assign here_x_lt = here_x < s_axis_xn_tdata[5:0];
 assign here_x_half_not = ~(here_x_half < s_axis_xn_tdata[5:0]);
-assign s_axis_xn_tdata_not_2 = ~(s_axis_xn_tdata[5:0] == here_x);
+assign s_axis_xn_tdata_not = ~(s_axis_xn_tdata[5:0] == here_x);
 assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
-assign route_out = s_axis_xn_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_xn_tdata_not ? 3'h4 : s_axis_xn_tdata[20:18]);
-assign route_vc = s_axis_xn_tdata_not_2 ? ((here_x_sel ? here_x_top : here_x_bottom) | s_axis_xn_tuser) : here_y_top_sel;
+assign here_y_lt = here_y < s_axis_xn_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_xn_tdata[11:6]);
+assign s_axis_xn_tdata_not_2 = ~(s_axis_xn_tdata[11:6] == here_y);
+assign here_y_top_sel = s_axis_xn_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out = s_axis_xn_tdata_not ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_xn_tdata_not_2 ? 3'h4 : s_axis_xn_tdata[20:18]);
+assign route_vc = s_axis_xn_tdata_not ? ((here_x_sel ? here_x_top : here_x_bottom) | s_axis_xn_tuser) : here_y_top_sel;
 assign s_axis_xn_tdata_plus = ((({1'h0, s_axis_xn_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign drop = (~((~s_axis_xn_tdata[5]) & (~s_axis_xn_tdata[4]) & (~s_axis_xn_tdata[3]) & (~s_axis_xn_tdata[2]))) |
     (~((~s_axis_xn_tdata[11]) & (~s_axis_xn_tdata[10]) & (~s_axis_xn_tdata[9]) & (~s_axis_xn_tdata[8]) &
@@ -2728,7 +2707,7 @@ assign drop = (~((~s_axis_xn_tdata[5]) & (~s_axis_xn_tdata[4]) & (~s_axis_xn_tda
     (~((~s_axis_xn_tdata[21]) & (~s_axis_xn_tdata[20]) & (~s_axis_xn_tdata[19]))) |
     (~((~s_axis_xn_tdata[57]) & (~s_axis_xn_tdata[56]) & (~s_axis_xn_tdata[55]) &
     ((~s_axis_xn_tdata[54]) | s_axis_xn_tdata_and_3))) |
-    s_axis_xn_tdata_and;
+    (s_axis_xn_tdata_not & here_x_sel) | (s_axis_xn_tdata_not & (~here_x_sel)) | s_axis_xn_tdata_and;
 assign s_axis_xn_tvalid_and = s_axis_xn_tvalid & xn_expect_head;
 assign s_axis_xn_tdata_sel = xn_expect_head ? ({8'h0, (s_axis_xn_tdata[119:0] ^ (s_axis_xn_tdata_parity ? s_axis_xn_tdata_cat_2 : 120'h0))}) : s_axis_xn_tdata;
 assign xn_expect_head_cat = {(xn_expect_head & s_axis_xn_tdata_parity), s_axis_xn_tdata_plus[6:0], drop, route_vc, route_out,
@@ -2757,6 +2736,13 @@ assign xn_vc0_head0_fix = xn_vc0_head0[29];
 assign xn_vc0_head1_and = (~xn_vc0_head1[53]) & (~xn_vc0_head1[52]) & (~xn_vc0_head1[51]) & (~xn_vc0_head1[50]) &
     (~xn_vc0_head1[49]) & (~xn_vc0_head1[48]) & (~xn_vc0_head1[47]) & (~xn_vc0_head1[46]) &
     (~xn_vc0_head1[45]) & (~xn_vc0_head1[44]);
+assign here_x_lt_2 = here_x < xn_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < xn_vc0_head1[5:0]);
+assign xn_vc0_head1_not = ~(xn_vc0_head1[5:0] == here_x);
+assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
+assign here_y_lt_2 = here_y < xn_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < xn_vc0_head1[11:6]);
+assign xn_vc0_head1_not_2 = ~(xn_vc0_head1[11:6] == here_y);
 assign xn_vc0_head1_or = (~((~xn_vc0_head1[5]) & (~xn_vc0_head1[4]) & (~xn_vc0_head1[3]) & (~xn_vc0_head1[2]))) |
     (~((~xn_vc0_head1[11]) & (~xn_vc0_head1[10]) & (~xn_vc0_head1[9]) & (~xn_vc0_head1[8]) &
     (~xn_vc0_head1[7]))) |
@@ -2764,17 +2750,11 @@ assign xn_vc0_head1_or = (~((~xn_vc0_head1[5]) & (~xn_vc0_head1[4]) & (~xn_vc0_h
     (~xn_vc0_head1[13]) & (~xn_vc0_head1[12]))) |
     (~((~xn_vc0_head1[21]) & (~xn_vc0_head1[20]) & (~xn_vc0_head1[19]))) |
     (~((~xn_vc0_head1[57]) & (~xn_vc0_head1[56]) & (~xn_vc0_head1[55]) &
-    ((~xn_vc0_head1[54]) | xn_vc0_head1_and)));
-assign here_y_lt_2 = here_y < xn_vc0_head1[11:6];
-assign here_y_half_not_2 = ~(here_y_half < xn_vc0_head1[11:6]);
-assign xn_vc0_head1_not = ~(xn_vc0_head1[11:6] == here_y);
-assign here_y_top_sel_2 = xn_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
-assign here_x_lt_2 = here_x < xn_vc0_head1[5:0];
-assign here_x_half_not_2 = ~(here_x_half < xn_vc0_head1[5:0]);
-assign xn_vc0_head1_not_2 = ~(xn_vc0_head1[5:0] == here_x);
-assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
-assign route_out_2 = xn_vc0_head1_not_2 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (xn_vc0_head1_not ? 3'h4 : xn_vc0_head1[20:18]);
-assign route_vc_2 = xn_vc0_head1_not_2 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+    ((~xn_vc0_head1[54]) | xn_vc0_head1_and))) |
+    (xn_vc0_head1_not & here_x_sel_2) | (xn_vc0_head1_not & (~here_x_sel_2));
+assign here_y_top_sel_2 = xn_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out_2 = xn_vc0_head1_not ? (here_x_sel_2 ? 3'h2 : 3'h3) : (xn_vc0_head1_not_2 ? 3'h4 : xn_vc0_head1[20:18]);
+assign route_vc_2 = xn_vc0_head1_not ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
 assign xn_vc0_head1_plus = ((({1'h0, xn_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign xn_vc0_reroute = xn_vc0_valid & xn_vc0_head0_fix & (~xn_vc0_pop);
 assign route_vc_cat = {1'h0, xn_vc0_head1_plus[6:0], xn_vc0_head1_or, route_vc_2, route_out_2, xn_vc0_head0_keep,
@@ -2810,6 +2790,13 @@ assign xn_vc1_head0_fix = xn_vc1_head0[29];
 assign xn_vc1_head1_and = (~xn_vc1_head1[53]) & (~xn_vc1_head1[52]) & (~xn_vc1_head1[51]) & (~xn_vc1_head1[50]) &
     (~xn_vc1_head1[49]) & (~xn_vc1_head1[48]) & (~xn_vc1_head1[47]) & (~xn_vc1_head1[46]) &
     (~xn_vc1_head1[45]) & (~xn_vc1_head1[44]);
+assign here_x_lt_3 = here_x < xn_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < xn_vc1_head1[5:0]);
+assign xn_vc1_head1_not = ~(xn_vc1_head1[5:0] == here_x);
+assign here_x_sel_3 = here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3);
+assign here_y_lt_3 = here_y < xn_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < xn_vc1_head1[11:6]);
+assign xn_vc1_head1_not_2 = ~(xn_vc1_head1[11:6] == here_y);
 assign xn_vc1_head1_or = (~((~xn_vc1_head1[5]) & (~xn_vc1_head1[4]) & (~xn_vc1_head1[3]) & (~xn_vc1_head1[2]))) |
     (~((~xn_vc1_head1[11]) & (~xn_vc1_head1[10]) & (~xn_vc1_head1[9]) & (~xn_vc1_head1[8]) &
     (~xn_vc1_head1[7]))) |
@@ -2817,16 +2804,11 @@ assign xn_vc1_head1_or = (~((~xn_vc1_head1[5]) & (~xn_vc1_head1[4]) & (~xn_vc1_h
     (~xn_vc1_head1[13]) & (~xn_vc1_head1[12]))) |
     (~((~xn_vc1_head1[21]) & (~xn_vc1_head1[20]) & (~xn_vc1_head1[19]))) |
     (~((~xn_vc1_head1[57]) & (~xn_vc1_head1[56]) & (~xn_vc1_head1[55]) &
-    ((~xn_vc1_head1[54]) | xn_vc1_head1_and)));
-assign here_y_lt_3 = here_y < xn_vc1_head1[11:6];
-assign here_y_half_not_3 = ~(here_y_half < xn_vc1_head1[11:6]);
-assign xn_vc1_head1_not = ~(xn_vc1_head1[11:6] == here_y);
-assign here_y_top_sel_3 = xn_vc1_head1_not ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0;
-assign here_x_lt_3 = here_x < xn_vc1_head1[5:0];
-assign here_x_half_not_3 = ~(here_x_half < xn_vc1_head1[5:0]);
-assign xn_vc1_head1_not_2 = ~(xn_vc1_head1[5:0] == here_x);
-assign route_out_3 = xn_vc1_head1_not_2 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? 3'h2 : 3'h3) : (xn_vc1_head1_not ? 3'h4 : xn_vc1_head1[20:18]);
-assign route_vc_3 = xn_vc1_head1_not_2 ? 1'h1 : here_y_top_sel_3;
+    ((~xn_vc1_head1[54]) | xn_vc1_head1_and))) |
+    (xn_vc1_head1_not & here_x_sel_3) | (xn_vc1_head1_not & (~here_x_sel_3));
+assign here_y_top_sel_3 = xn_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out_3 = xn_vc1_head1_not ? (here_x_sel_3 ? 3'h2 : 3'h3) : (xn_vc1_head1_not_2 ? 3'h4 : xn_vc1_head1[20:18]);
+assign route_vc_3 = xn_vc1_head1_not ? 1'h1 : here_y_top_sel_3;
 assign xn_vc1_head1_plus = ((({1'h0, xn_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign xn_vc1_reroute = xn_vc1_valid & xn_vc1_head0_fix & (~xn_vc1_pop);
 assign route_vc_cat_2 = {1'h0, xn_vc1_head1_plus[6:0], xn_vc1_head1_or, route_vc_3, route_out_3, xn_vc1_head0_keep,
@@ -2899,14 +2881,14 @@ module router_4x2x1_input_yp(
     s_axis_yp_tlast,
     yp_vc0_pop,
     yp_vc1_pop,
+    here_x,
+    here_x_half,
+    here_x_wraps,
     here_y,
     here_y_half,
     here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     stat_yp_ecc_corrected,
@@ -2963,14 +2945,14 @@ module router_4x2x1_input_yp(
     // inputs
     input wire yp_vc0_pop;
     input wire yp_vc1_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
     input wire [5:0] here_y;
     input wire [5:0] here_y_half;
     input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -3024,14 +3006,15 @@ wire [127:0] s_axis_yp_tdata_shl;
 wire [119:0] s_axis_yp_tdata_cat_2;
 wire s_axis_yp_tdata_and_2;
 wire s_axis_yp_tdata_and_3;
-wire here_y_lt;
-wire here_y_half_not;
-wire s_axis_yp_tdata_not;
-wire here_y_top_sel;
 wire here_x_lt;
 wire here_x_half_not;
-wire s_axis_yp_tdata_not_2;
+wire s_axis_yp_tdata_eq;
+wire s_axis_yp_tdata_not;
 wire here_x_sel;
+wire here_y_lt;
+wire here_y_half_not;
+wire s_axis_yp_tdata_not_2;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_yp_tdata_plus;
@@ -3070,15 +3053,16 @@ reg [127:0] yp_vc0_third1;
 wire s_axis_yp_tvalid_and_4;
 // input yp vc 0: a corrected header routed again
 wire yp_vc0_head1_and;
-wire yp_vc0_head1_or;
-wire here_y_lt_2;
-wire here_y_half_not_2;
-wire yp_vc0_head1_not;
-wire here_y_top_sel_2;
 wire here_x_lt_2;
 wire here_x_half_not_2;
-wire yp_vc0_head1_not_2;
+wire yp_vc0_head1_eq;
+wire yp_vc0_head1_not;
 wire here_x_sel_2;
+wire here_y_lt_2;
+wire here_y_half_not_2;
+wire yp_vc0_head1_not_2;
+wire yp_vc0_head1_or;
+wire here_y_top_sel_2;
 wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] yp_vc0_head1_plus;
@@ -3109,12 +3093,13 @@ reg [127:0] yp_vc1_third1;
 wire s_axis_yp_tvalid_and_7;
 // input yp vc 1: a corrected header routed again
 wire yp_vc1_head1_and;
-wire yp_vc1_head1_or;
-wire yp_vc1_head1_not;
 wire here_x_lt_3;
 wire here_x_half_not_3;
-wire yp_vc1_head1_not_2;
+wire yp_vc1_head1_eq;
+wire yp_vc1_head1_not;
 wire here_x_sel_3;
+wire yp_vc1_head1_not_2;
+wire yp_vc1_head1_or;
 wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] yp_vc1_head1_plus;
@@ -3179,17 +3164,18 @@ assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata[17]) & (~s_axis_yp_tdata[16]) &
 assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata[53]) & (~s_axis_yp_tdata[52]) & (~s_axis_yp_tdata[51]) & (~s_axis_yp_tdata[50]) &
     (~s_axis_yp_tdata[49]) & (~s_axis_yp_tdata[48]) & (~s_axis_yp_tdata[47]) & (~s_axis_yp_tdata[46]) &
     (~s_axis_yp_tdata[45]) & (~s_axis_yp_tdata[44]);
-assign here_y_lt = here_y < s_axis_yp_tdata[11:6];
-assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata[11:6]);
-assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata[11:6] == here_y);
-assign here_y_top_sel = s_axis_yp_tdata_not ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) |
-    s_axis_yp_tuser) : 1'h0;
 assign here_x_lt = here_x < s_axis_yp_tdata[5:0];
 assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata[5:0]);
-assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata[5:0] == here_x);
+assign s_axis_yp_tdata_eq = s_axis_yp_tdata[5:0] == here_x;
+assign s_axis_yp_tdata_not = ~s_axis_yp_tdata_eq;
 assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
-assign route_out = s_axis_yp_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata[20:18]);
-assign route_vc = s_axis_yp_tdata_not_2 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign here_y_lt = here_y < s_axis_yp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata[11:6]);
+assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata[11:6] == here_y);
+assign here_y_top_sel = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) |
+    s_axis_yp_tuser) : 1'h0;
+assign route_out = s_axis_yp_tdata_not ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_yp_tdata_not_2 ? 3'h4 : s_axis_yp_tdata[20:18]);
+assign route_vc = s_axis_yp_tdata_not ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
 assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign drop = (~((~s_axis_yp_tdata[5]) & (~s_axis_yp_tdata[4]) & (~s_axis_yp_tdata[3]) & (~s_axis_yp_tdata[2]))) |
     (~((~s_axis_yp_tdata[11]) & (~s_axis_yp_tdata[10]) & (~s_axis_yp_tdata[9]) & (~s_axis_yp_tdata[8]) &
@@ -3198,7 +3184,8 @@ assign drop = (~((~s_axis_yp_tdata[5]) & (~s_axis_yp_tdata[4]) & (~s_axis_yp_tda
     (~((~s_axis_yp_tdata[21]) & (~s_axis_yp_tdata[20]) & (~s_axis_yp_tdata[19]))) |
     (~((~s_axis_yp_tdata[57]) & (~s_axis_yp_tdata[56]) & (~s_axis_yp_tdata[55]) &
     ((~s_axis_yp_tdata[54]) | s_axis_yp_tdata_and_3))) |
-    s_axis_yp_tdata_and;
+    (s_axis_yp_tdata_not & here_x_sel) | (s_axis_yp_tdata_not & (~here_x_sel)) |
+    (s_axis_yp_tdata_not_2 & s_axis_yp_tdata_eq) | s_axis_yp_tdata_and;
 assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
 assign s_axis_yp_tdata_sel = yp_expect_head ? ({8'h0, (s_axis_yp_tdata[119:0] ^ (s_axis_yp_tdata_parity ? s_axis_yp_tdata_cat_2 : 120'h0))}) : s_axis_yp_tdata;
 assign yp_expect_head_cat = {(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0], drop, route_vc, route_out,
@@ -3227,6 +3214,14 @@ assign yp_vc0_head0_fix = yp_vc0_head0[29];
 assign yp_vc0_head1_and = (~yp_vc0_head1[53]) & (~yp_vc0_head1[52]) & (~yp_vc0_head1[51]) & (~yp_vc0_head1[50]) &
     (~yp_vc0_head1[49]) & (~yp_vc0_head1[48]) & (~yp_vc0_head1[47]) & (~yp_vc0_head1[46]) &
     (~yp_vc0_head1[45]) & (~yp_vc0_head1[44]);
+assign here_x_lt_2 = here_x < yp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1[5:0]);
+assign yp_vc0_head1_eq = yp_vc0_head1[5:0] == here_x;
+assign yp_vc0_head1_not = ~yp_vc0_head1_eq;
+assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
+assign here_y_lt_2 = here_y < yp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1[11:6]);
+assign yp_vc0_head1_not_2 = ~(yp_vc0_head1[11:6] == here_y);
 assign yp_vc0_head1_or = (~((~yp_vc0_head1[5]) & (~yp_vc0_head1[4]) & (~yp_vc0_head1[3]) & (~yp_vc0_head1[2]))) |
     (~((~yp_vc0_head1[11]) & (~yp_vc0_head1[10]) & (~yp_vc0_head1[9]) & (~yp_vc0_head1[8]) &
     (~yp_vc0_head1[7]))) |
@@ -3234,17 +3229,12 @@ assign yp_vc0_head1_or = (~((~yp_vc0_head1[5]) & (~yp_vc0_head1[4]) & (~yp_vc0_h
     (~yp_vc0_head1[13]) & (~yp_vc0_head1[12]))) |
     (~((~yp_vc0_head1[21]) & (~yp_vc0_head1[20]) & (~yp_vc0_head1[19]))) |
     (~((~yp_vc0_head1[57]) & (~yp_vc0_head1[56]) & (~yp_vc0_head1[55]) &
-    ((~yp_vc0_head1[54]) | yp_vc0_head1_and)));
-assign here_y_lt_2 = here_y < yp_vc0_head1[11:6];
-assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1[11:6]);
-assign yp_vc0_head1_not = ~(yp_vc0_head1[11:6] == here_y);
-assign here_y_top_sel_2 = yp_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
-assign here_x_lt_2 = here_x < yp_vc0_head1[5:0];
-assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1[5:0]);
-assign yp_vc0_head1_not_2 = ~(yp_vc0_head1[5:0] == here_x);
-assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
-assign route_out_2 = yp_vc0_head1_not_2 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1[20:18]);
-assign route_vc_2 = yp_vc0_head1_not_2 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+    ((~yp_vc0_head1[54]) | yp_vc0_head1_and))) |
+    (yp_vc0_head1_not & here_x_sel_2) | (yp_vc0_head1_not & (~here_x_sel_2)) |
+    (yp_vc0_head1_not_2 & yp_vc0_head1_eq);
+assign here_y_top_sel_2 = yp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
+assign route_out_2 = yp_vc0_head1_not ? (here_x_sel_2 ? 3'h2 : 3'h3) : (yp_vc0_head1_not_2 ? 3'h4 : yp_vc0_head1[20:18]);
+assign route_vc_2 = yp_vc0_head1_not ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
 assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign yp_vc0_reroute = yp_vc0_valid & yp_vc0_head0_fix & (~yp_vc0_pop);
 assign route_vc_cat = {1'h0, yp_vc0_head1_plus[6:0], yp_vc0_head1_or, route_vc_2, route_out_2, yp_vc0_head0_keep,
@@ -3280,6 +3270,12 @@ assign yp_vc1_head0_fix = yp_vc1_head0[29];
 assign yp_vc1_head1_and = (~yp_vc1_head1[53]) & (~yp_vc1_head1[52]) & (~yp_vc1_head1[51]) & (~yp_vc1_head1[50]) &
     (~yp_vc1_head1[49]) & (~yp_vc1_head1[48]) & (~yp_vc1_head1[47]) & (~yp_vc1_head1[46]) &
     (~yp_vc1_head1[45]) & (~yp_vc1_head1[44]);
+assign here_x_lt_3 = here_x < yp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1[5:0]);
+assign yp_vc1_head1_eq = yp_vc1_head1[5:0] == here_x;
+assign yp_vc1_head1_not = ~yp_vc1_head1_eq;
+assign here_x_sel_3 = here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3);
+assign yp_vc1_head1_not_2 = ~(yp_vc1_head1[11:6] == here_y);
 assign yp_vc1_head1_or = (~((~yp_vc1_head1[5]) & (~yp_vc1_head1[4]) & (~yp_vc1_head1[3]) & (~yp_vc1_head1[2]))) |
     (~((~yp_vc1_head1[11]) & (~yp_vc1_head1[10]) & (~yp_vc1_head1[9]) & (~yp_vc1_head1[8]) &
     (~yp_vc1_head1[7]))) |
@@ -3287,14 +3283,11 @@ assign yp_vc1_head1_or = (~((~yp_vc1_head1[5]) & (~yp_vc1_head1[4]) & (~yp_vc1_h
     (~yp_vc1_head1[13]) & (~yp_vc1_head1[12]))) |
     (~((~yp_vc1_head1[21]) & (~yp_vc1_head1[20]) & (~yp_vc1_head1[19]))) |
     (~((~yp_vc1_head1[57]) & (~yp_vc1_head1[56]) & (~yp_vc1_head1[55]) &
-    ((~yp_vc1_head1[54]) | yp_vc1_head1_and)));
-assign yp_vc1_head1_not = ~(yp_vc1_head1[11:6] == here_y);
-assign here_x_lt_3 = here_x < yp_vc1_head1[5:0];
-assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1[5:0]);
-assign yp_vc1_head1_not_2 = ~(yp_vc1_head1[5:0] == here_x);
-assign here_x_sel_3 = here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3);
-assign route_out_3 = yp_vc1_head1_not_2 ? (here_x_sel_3 ? 3'h2 : 3'h3) : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1[20:18]);
-assign route_vc_3 = yp_vc1_head1_not_2 ? (here_x_sel_3 ? here_x_top : here_x_bottom) : (yp_vc1_head1_not ? 1'h1 : 1'h0);
+    ((~yp_vc1_head1[54]) | yp_vc1_head1_and))) |
+    (yp_vc1_head1_not & here_x_sel_3) | (yp_vc1_head1_not & (~here_x_sel_3)) |
+    (yp_vc1_head1_not_2 & yp_vc1_head1_eq);
+assign route_out_3 = yp_vc1_head1_not ? (here_x_sel_3 ? 3'h2 : 3'h3) : (yp_vc1_head1_not_2 ? 3'h4 : yp_vc1_head1[20:18]);
+assign route_vc_3 = yp_vc1_head1_not ? (here_x_sel_3 ? here_x_top : here_x_bottom) : (yp_vc1_head1_not_2 ? 1'h1 : 1'h0);
 assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign yp_vc1_reroute = yp_vc1_valid & yp_vc1_head0_fix & (~yp_vc1_pop);
 assign route_vc_cat_2 = {1'h0, yp_vc1_head1_plus[6:0], yp_vc1_head1_or, route_vc_3, route_out_3, yp_vc1_head0_keep,
@@ -3658,32 +3651,24 @@ module router_4x2x1_output_xp(
     rst,
     m_axis_xp_tready,
     m_axis_xp_credit,
-    yp_busy_cat,
+    xp_busy_cat,
     xp_owned_or,
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    yp_vc0_asks_xp_not,
+    xp_vc0_asks_xp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
-    xn_vc1_send_header_sel,
-    yp_vc1_send_header_sel,
     p0_vc0_head0_keep,
     p1_vc0_head0_keep,
     xp_vc1_head0_keep_sel,
-    xn_vc1_head0_keep_sel,
-    yp_vc1_head0_keep_sel,
     p0_vc0_head0_last,
     p1_vc0_head0_last,
     xp_vc1_head0_last_sel,
-    xn_vc1_head0_last_sel,
-    yp_vc1_head0_last_sel,
     p0_send_ovc,
     p1_send_ovc,
     xp_send_ovc,
-    xn_send_ovc,
-    yp_send_ovc,
     xp_out_valid,
     xp_slot,
     xp_room0,
@@ -3710,32 +3695,24 @@ module router_4x2x1_output_xp(
     input wire [1:0] m_axis_xp_credit;
     /* verilator lint_on UNUSEDSIGNAL */
     // inputs
-    input wire [4:0] yp_busy_cat;
+    input wire [2:0] xp_busy_cat;
     input wire xp_owned_or;
     input wire xp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire yp_vc0_asks_xp_not;
+    input wire xp_vc0_asks_xp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
-    input wire [127:0] xn_vc1_send_header_sel;
-    input wire [127:0] yp_vc1_send_header_sel;
     input wire [15:0] p0_vc0_head0_keep;
     input wire [15:0] p1_vc0_head0_keep;
     input wire [15:0] xp_vc1_head0_keep_sel;
-    input wire [15:0] xn_vc1_head0_keep_sel;
-    input wire [15:0] yp_vc1_head0_keep_sel;
     input wire p0_vc0_head0_last;
     input wire p1_vc0_head0_last;
     input wire xp_vc1_head0_last_sel;
-    input wire xn_vc1_head0_last_sel;
-    input wire yp_vc1_head0_last_sel;
     input wire p0_send_ovc;
     input wire p1_send_ovc;
     input wire xp_send_ovc;
-    input wire xn_send_ovc;
-    input wire yp_send_ovc;
     // outputs: status and counters
     output reg xp_out_valid;
     output reg xp_slot;
@@ -3758,7 +3735,7 @@ module router_4x2x1_output_xp(
 // outputs: state the allocator reads
 reg xp_skid_valid;
 reg xp_skid2_valid;
-reg [4:0] xp_sel;
+reg [2:0] xp_sel;
 reg [8:0] xp_credit0;
 reg [8:0] xp_credit1;
 reg xp_head_vc;
@@ -3796,7 +3773,7 @@ wire [9:0] xp_credit1_minus;
 // ---- outputs: state the allocator reads ----
 
 // ---- output xp ----
-assign xp_sel_is0 = xp_sel == 5'h0;
+assign xp_sel_is0 = xp_sel == 3'h0;
 assign xp_push = ~xp_sel_is0;
 assign xp_out_valid_or = (~xp_out_valid) | m_axis_xp_tready;
 assign xp_out_valid_and = xp_out_valid & m_axis_xp_tready;
@@ -3804,17 +3781,13 @@ assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid;
 assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
 assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
 assign p0_vc0_send_header_sel_or = (xp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (xp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
-    (xp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (xp_sel[3] ? xn_vc1_send_header_sel : 128'h0) |
-    (xp_sel[4] ? yp_vc1_send_header_sel : 128'h0);
+    (xp_sel[2] ? xp_vc1_send_header_sel : 128'h0);
 assign p0_vc0_head0_keep_or = (xp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (xp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
-    (xp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (xp_sel[3] ? xn_vc1_head0_keep_sel : 16'h0) |
-    (xp_sel[4] ? yp_vc1_head0_keep_sel : 16'h0);
+    (xp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0);
 assign p0_vc0_head0_last_or = (xp_sel[0] ? p0_vc0_head0_last : 1'h0) | (xp_sel[1] ? p1_vc0_head0_last : 1'h0) |
-    (xp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (xp_sel[3] ? xn_vc1_head0_last_sel : 1'h0) |
-    (xp_sel[4] ? yp_vc1_head0_last_sel : 1'h0);
+    (xp_sel[2] ? xp_vc1_head0_last_sel : 1'h0);
 assign xp_push_and = xp_push & p0_vc0_head0_last_or;
-assign p0_send_ovc_or = (xp_sel[0] ? p0_send_ovc : 1'h0) | (xp_sel[1] ? p1_send_ovc : 1'h0) | (xp_sel[2] ? xp_send_ovc : 1'h0) |
-    (xp_sel[3] ? xn_send_ovc : 1'h0) | (xp_sel[4] ? yp_send_ovc : 1'h0);
+assign p0_send_ovc_or = (xp_sel[0] ? p0_send_ovc : 1'h0) | (xp_sel[1] ? p1_send_ovc : 1'h0) | (xp_sel[2] ? xp_send_ovc : 1'h0);
 assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
 assign xp_head_flits_sel = (xp_head_in & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
 assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
@@ -3826,7 +3799,7 @@ always @(posedge clk) begin
     if (rst) xp_out_valid <= 1'h0; else xp_out_valid <= xp_skid_valid_sel | xp_push;
     if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
     if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
-    if (rst) xp_sel <= 5'h0; else xp_sel <= yp_busy_cat;
+    if (rst) xp_sel <= 3'h0; else xp_sel <= xp_busy_cat;
     if (rst) xp_slot <= 1'h1; else xp_slot <= ~xp_skid2_valid_or;
     if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
     if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
@@ -3838,7 +3811,7 @@ always @(posedge clk) begin
     if (rst) xp_head_in <= 1'h0; else xp_head_in <= xp_arbiter_grant_not;
     if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) xp_asked <= 1'h0; else xp_asked <= yp_vc0_asks_xp_not;
+    if (rst) xp_asked <= 1'h0; else xp_asked <= xp_vc0_asks_xp_not;
     if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or : xp_skid2_data0;
     if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or) : xp_skid_data0;
     if (rst) xp_out_data0 <= 128'h0; else xp_out_data0 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or) : xp_out_data0;
@@ -3864,32 +3837,20 @@ module router_4x2x1_output_xn(
     rst,
     m_axis_xn_tready,
     m_axis_xn_credit,
-    yp_busy_cat,
+    p1_busy_cat,
     xn_owned_or,
     xn_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    yp_vc0_asks_xn_not,
+    p1_vc0_asks_xn_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
-    xp_vc1_send_header_sel,
-    xn_vc1_send_header_sel,
-    yp_vc1_send_header_sel,
     p0_vc0_head0_keep,
     p1_vc0_head0_keep,
-    xp_vc1_head0_keep_sel,
-    xn_vc1_head0_keep_sel,
-    yp_vc1_head0_keep_sel,
     p0_vc0_head0_last,
     p1_vc0_head0_last,
-    xp_vc1_head0_last_sel,
-    xn_vc1_head0_last_sel,
-    yp_vc1_head0_last_sel,
     p0_send_ovc,
     p1_send_ovc,
-    xp_send_ovc,
-    xn_send_ovc,
-    yp_send_ovc,
     xn_out_valid,
     xn_slot,
     xn_room0,
@@ -3916,32 +3877,20 @@ module router_4x2x1_output_xn(
     input wire [1:0] m_axis_xn_credit;
     /* verilator lint_on UNUSEDSIGNAL */
     // inputs
-    input wire [4:0] yp_busy_cat;
+    input wire [1:0] p1_busy_cat;
     input wire xn_owned_or;
     input wire xn_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire yp_vc0_asks_xn_not;
+    input wire p1_vc0_asks_xn_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
-    input wire [127:0] xp_vc1_send_header_sel;
-    input wire [127:0] xn_vc1_send_header_sel;
-    input wire [127:0] yp_vc1_send_header_sel;
     input wire [15:0] p0_vc0_head0_keep;
     input wire [15:0] p1_vc0_head0_keep;
-    input wire [15:0] xp_vc1_head0_keep_sel;
-    input wire [15:0] xn_vc1_head0_keep_sel;
-    input wire [15:0] yp_vc1_head0_keep_sel;
     input wire p0_vc0_head0_last;
     input wire p1_vc0_head0_last;
-    input wire xp_vc1_head0_last_sel;
-    input wire xn_vc1_head0_last_sel;
-    input wire yp_vc1_head0_last_sel;
     input wire p0_send_ovc;
     input wire p1_send_ovc;
-    input wire xp_send_ovc;
-    input wire xn_send_ovc;
-    input wire yp_send_ovc;
     // outputs: status and counters
     output reg xn_out_valid;
     output reg xn_slot;
@@ -3964,7 +3913,7 @@ module router_4x2x1_output_xn(
 // outputs: state the allocator reads
 reg xn_skid_valid;
 reg xn_skid2_valid;
-reg [4:0] xn_sel;
+reg [1:0] xn_sel;
 reg [8:0] xn_credit0;
 reg [8:0] xn_credit1;
 reg xn_head_vc;
@@ -4002,25 +3951,18 @@ wire [9:0] xn_credit1_minus;
 // ---- outputs: state the allocator reads ----
 
 // ---- output xn ----
-assign xn_sel_is0 = xn_sel == 5'h0;
+assign xn_sel_is0 = xn_sel == 2'h0;
 assign xn_push = ~xn_sel_is0;
 assign xn_out_valid_or = (~xn_out_valid) | m_axis_xn_tready;
 assign xn_out_valid_and = xn_out_valid & m_axis_xn_tready;
 assign xn_skid_valid_sel = xn_out_valid_and ? xn_skid_valid : xn_out_valid;
 assign xn_skid2_valid_sel = xn_out_valid_and ? xn_skid2_valid : xn_skid_valid;
 assign xn_skid2_valid_or = xn_skid2_valid_sel | (xn_skid_valid_sel & xn_push);
-assign p0_vc0_send_header_sel_or = (xn_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (xn_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
-    (xn_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (xn_sel[3] ? xn_vc1_send_header_sel : 128'h0) |
-    (xn_sel[4] ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (xn_sel[0] ? p0_vc0_head0_keep : 16'h0) | (xn_sel[1] ? p1_vc0_head0_keep : 16'h0) |
-    (xn_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (xn_sel[3] ? xn_vc1_head0_keep_sel : 16'h0) |
-    (xn_sel[4] ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (xn_sel[0] ? p0_vc0_head0_last : 1'h0) | (xn_sel[1] ? p1_vc0_head0_last : 1'h0) |
-    (xn_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (xn_sel[3] ? xn_vc1_head0_last_sel : 1'h0) |
-    (xn_sel[4] ? yp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_send_header_sel_or = (xn_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (xn_sel[1] ? p1_vc0_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (xn_sel[0] ? p0_vc0_head0_keep : 16'h0) | (xn_sel[1] ? p1_vc0_head0_keep : 16'h0);
+assign p0_vc0_head0_last_or = (xn_sel[0] ? p0_vc0_head0_last : 1'h0) | (xn_sel[1] ? p1_vc0_head0_last : 1'h0);
 assign xn_push_and = xn_push & p0_vc0_head0_last_or;
-assign p0_send_ovc_or = (xn_sel[0] ? p0_send_ovc : 1'h0) | (xn_sel[1] ? p1_send_ovc : 1'h0) | (xn_sel[2] ? xp_send_ovc : 1'h0) |
-    (xn_sel[3] ? xn_send_ovc : 1'h0) | (xn_sel[4] ? yp_send_ovc : 1'h0);
+assign p0_send_ovc_or = (xn_sel[0] ? p0_send_ovc : 1'h0) | (xn_sel[1] ? p1_send_ovc : 1'h0);
 assign xn_credit0_plus = ({1'h0, xn_credit0}) + ({9'h0, m_axis_xn_credit[0]});
 assign xn_head_flits_sel = (xn_head_in & (~xn_head_vc)) ? ({3'h0, xn_head_flits}) : 10'h0;
 assign xn_credit0_minus = xn_credit0_plus - xn_head_flits_sel;
@@ -4032,7 +3974,7 @@ always @(posedge clk) begin
     if (rst) xn_out_valid <= 1'h0; else xn_out_valid <= xn_skid_valid_sel | xn_push;
     if (rst) xn_skid_valid <= 1'h0; else xn_skid_valid <= xn_skid2_valid_or;
     if (rst) xn_skid2_valid <= 1'h0; else xn_skid2_valid <= ((~xn_out_valid_and) & xn_skid2_valid) | (xn_skid2_valid_sel & xn_push);
-    if (rst) xn_sel <= 5'h0; else xn_sel <= yp_busy_cat;
+    if (rst) xn_sel <= 2'h0; else xn_sel <= p1_busy_cat;
     if (rst) xn_slot <= 1'h1; else xn_slot <= ~xn_skid2_valid_or;
     if (rst) xn_credit0 <= 9'h100; else xn_credit0 <= xn_credit0_minus[8:0];
     if (rst) xn_credit1 <= 9'h100; else xn_credit1 <= xn_credit1_minus[8:0];
@@ -4044,7 +3986,7 @@ always @(posedge clk) begin
     if (rst) xn_head_in <= 1'h0; else xn_head_in <= xn_arbiter_grant_not;
     if (rst) xn_head_vc <= 1'h0; else xn_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) xn_head_flits <= 7'h0; else xn_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) xn_asked <= 1'h0; else xn_asked <= yp_vc0_asks_xn_not;
+    if (rst) xn_asked <= 1'h0; else xn_asked <= p1_vc0_asks_xn_not;
     if (rst) xn_skid2_data0 <= 128'h0; else xn_skid2_data0 <= xn_push ? p0_vc0_send_header_sel_or : xn_skid2_data0;
     if (rst) xn_skid_data0 <= 128'h0; else xn_skid_data0 <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_data0 : p0_vc0_send_header_sel_or) : xn_skid_data0;
     if (rst) xn_out_data0 <= 128'h0; else xn_out_data0 <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_data0 : p0_vc0_send_header_sel_or) : xn_out_data0;
@@ -4070,32 +4012,28 @@ module router_4x2x1_output_yp(
     rst,
     m_axis_yp_tready,
     m_axis_yp_credit,
-    yp_busy_cat,
+    xn_busy_cat,
     yp_owned_or,
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    yp_vc0_asks_yp_not,
+    xn_vc0_asks_yp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
     xn_vc1_send_header_sel,
-    yp_vc1_send_header_sel,
     p0_vc0_head0_keep,
     p1_vc0_head0_keep,
     xp_vc1_head0_keep_sel,
     xn_vc1_head0_keep_sel,
-    yp_vc1_head0_keep_sel,
     p0_vc0_head0_last,
     p1_vc0_head0_last,
     xp_vc1_head0_last_sel,
     xn_vc1_head0_last_sel,
-    yp_vc1_head0_last_sel,
     p0_send_ovc,
     p1_send_ovc,
     xp_send_ovc,
     xn_send_ovc,
-    yp_send_ovc,
     yp_out_valid,
     yp_slot,
     yp_room0,
@@ -4122,32 +4060,28 @@ module router_4x2x1_output_yp(
     input wire [1:0] m_axis_yp_credit;
     /* verilator lint_on UNUSEDSIGNAL */
     // inputs
-    input wire [4:0] yp_busy_cat;
+    input wire [3:0] xn_busy_cat;
     input wire yp_owned_or;
     input wire yp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire yp_vc0_asks_yp_not;
+    input wire xn_vc0_asks_yp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
     input wire [127:0] xn_vc1_send_header_sel;
-    input wire [127:0] yp_vc1_send_header_sel;
     input wire [15:0] p0_vc0_head0_keep;
     input wire [15:0] p1_vc0_head0_keep;
     input wire [15:0] xp_vc1_head0_keep_sel;
     input wire [15:0] xn_vc1_head0_keep_sel;
-    input wire [15:0] yp_vc1_head0_keep_sel;
     input wire p0_vc0_head0_last;
     input wire p1_vc0_head0_last;
     input wire xp_vc1_head0_last_sel;
     input wire xn_vc1_head0_last_sel;
-    input wire yp_vc1_head0_last_sel;
     input wire p0_send_ovc;
     input wire p1_send_ovc;
     input wire xp_send_ovc;
     input wire xn_send_ovc;
-    input wire yp_send_ovc;
     // outputs: status and counters
     output reg yp_out_valid;
     output reg yp_slot;
@@ -4170,7 +4104,7 @@ module router_4x2x1_output_yp(
 // outputs: state the allocator reads
 reg yp_skid_valid;
 reg yp_skid2_valid;
-reg [4:0] yp_sel;
+reg [3:0] yp_sel;
 reg [8:0] yp_credit0;
 reg [8:0] yp_credit1;
 reg yp_head_vc;
@@ -4208,7 +4142,7 @@ wire [9:0] yp_credit1_minus;
 // ---- outputs: state the allocator reads ----
 
 // ---- output yp ----
-assign yp_sel_is0 = yp_sel == 5'h0;
+assign yp_sel_is0 = yp_sel == 4'h0;
 assign yp_push = ~yp_sel_is0;
 assign yp_out_valid_or = (~yp_out_valid) | m_axis_yp_tready;
 assign yp_out_valid_and = yp_out_valid & m_axis_yp_tready;
@@ -4216,17 +4150,14 @@ assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid;
 assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
 assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
 assign p0_vc0_send_header_sel_or = (yp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (yp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
-    (yp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (yp_sel[3] ? xn_vc1_send_header_sel : 128'h0) |
-    (yp_sel[4] ? yp_vc1_send_header_sel : 128'h0);
+    (yp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (yp_sel[3] ? xn_vc1_send_header_sel : 128'h0);
 assign p0_vc0_head0_keep_or = (yp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (yp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
-    (yp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (yp_sel[3] ? xn_vc1_head0_keep_sel : 16'h0) |
-    (yp_sel[4] ? yp_vc1_head0_keep_sel : 16'h0);
+    (yp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (yp_sel[3] ? xn_vc1_head0_keep_sel : 16'h0);
 assign p0_vc0_head0_last_or = (yp_sel[0] ? p0_vc0_head0_last : 1'h0) | (yp_sel[1] ? p1_vc0_head0_last : 1'h0) |
-    (yp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (yp_sel[3] ? xn_vc1_head0_last_sel : 1'h0) |
-    (yp_sel[4] ? yp_vc1_head0_last_sel : 1'h0);
+    (yp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (yp_sel[3] ? xn_vc1_head0_last_sel : 1'h0);
 assign yp_push_and = yp_push & p0_vc0_head0_last_or;
 assign p0_send_ovc_or = (yp_sel[0] ? p0_send_ovc : 1'h0) | (yp_sel[1] ? p1_send_ovc : 1'h0) | (yp_sel[2] ? xp_send_ovc : 1'h0) |
-    (yp_sel[3] ? xn_send_ovc : 1'h0) | (yp_sel[4] ? yp_send_ovc : 1'h0);
+    (yp_sel[3] ? xn_send_ovc : 1'h0);
 assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
 assign yp_head_flits_sel = (yp_head_in & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
 assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
@@ -4238,7 +4169,7 @@ always @(posedge clk) begin
     if (rst) yp_out_valid <= 1'h0; else yp_out_valid <= yp_skid_valid_sel | yp_push;
     if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
     if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
-    if (rst) yp_sel <= 5'h0; else yp_sel <= yp_busy_cat;
+    if (rst) yp_sel <= 4'h0; else yp_sel <= xn_busy_cat;
     if (rst) yp_slot <= 1'h1; else yp_slot <= ~yp_skid2_valid_or;
     if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
     if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
@@ -4250,7 +4181,7 @@ always @(posedge clk) begin
     if (rst) yp_head_in <= 1'h0; else yp_head_in <= yp_arbiter_grant_not;
     if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) yp_asked <= 1'h0; else yp_asked <= yp_vc0_asks_yp_not;
+    if (rst) yp_asked <= 1'h0; else yp_asked <= xn_vc0_asks_yp_not;
     if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or : yp_skid2_data0;
     if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or) : yp_skid_data0;
     if (rst) yp_out_data0 <= 128'h0; else yp_out_data0 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or) : yp_out_data0;
@@ -4471,7 +4402,6 @@ module router_4x2x1_allocator(
     yp_send_head,
     yp_vc0_send_header,
     yp_vc1_send_header,
-    yp_send_ovc,
     yp_busy_cat,
     p0_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
@@ -4484,23 +4414,23 @@ module router_4x2x1_allocator(
     p0_vc0_head0_flits_or_2,
     yp_vc0_asks_p1_not,
     p1_owned_or,
-    yp_busy_cat_3,
+    xp_busy_cat,
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_3,
     p0_vc0_head0_flits_or_3,
-    yp_vc0_asks_xp_not,
+    xp_vc0_asks_xp_not,
     xp_owned_or,
-    yp_busy_cat_4,
+    p1_busy_cat,
     xn_arbiter_grant_not,
     p0_vc0_head0_ovc_or_4,
     p0_vc0_head0_flits_or_4,
-    yp_vc0_asks_xn_not,
+    p1_vc0_asks_xn_not,
     xn_owned_or,
-    yp_busy_cat_5,
+    xn_busy_cat,
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_5,
     p0_vc0_head0_flits_or_5,
-    yp_vc0_asks_yp_not,
+    xn_vc0_asks_yp_not,
     yp_owned_or
 );
     // clocks and resets
@@ -4769,7 +4699,6 @@ module router_4x2x1_allocator(
     output reg yp_send_head;
     output reg [127:0] yp_vc0_send_header;
     output reg [127:0] yp_vc1_send_header;
-    output reg yp_send_ovc;
     output wire [4:0] yp_busy_cat;
     output wire p0_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or;
@@ -4782,23 +4711,23 @@ module router_4x2x1_allocator(
     output wire [6:0] p0_vc0_head0_flits_or_2;
     output wire yp_vc0_asks_p1_not;
     output wire p1_owned_or;
-    output wire [4:0] yp_busy_cat_3;
+    output wire [2:0] xp_busy_cat;
     output wire xp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_3;
     output wire [6:0] p0_vc0_head0_flits_or_3;
-    output wire yp_vc0_asks_xp_not;
+    output wire xp_vc0_asks_xp_not;
     output wire xp_owned_or;
-    output wire [4:0] yp_busy_cat_4;
+    output wire [1:0] p1_busy_cat;
     output wire xn_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_4;
     output wire [6:0] p0_vc0_head0_flits_or_4;
-    output wire yp_vc0_asks_xn_not;
+    output wire p1_vc0_asks_xn_not;
     output wire xn_owned_or;
-    output wire [4:0] yp_busy_cat_5;
+    output wire [3:0] xn_busy_cat;
     output wire yp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_5;
     output wire [6:0] p0_vc0_head0_flits_or_5;
-    output wire yp_vc0_asks_yp_not;
+    output wire xn_vc0_asks_yp_not;
     output wire yp_owned_or;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -4934,7 +4863,6 @@ wire xp_busy_and;
 wire xp_holds_p0;
 wire xp_holds_p1;
 wire xp_holds_xp;
-wire xp_holds_xn;
 wire xp_holds_yp;
 wire xp_busy_and_2;
 reg xn_busy;
@@ -4997,8 +4925,6 @@ wire [4:0] yp_slot_shr_4;
 wire xn_busy_and;
 wire xn_holds_p0;
 wire xn_holds_p1;
-wire xn_holds_xp;
-wire xn_holds_xn;
 wire xn_holds_yp;
 wire xn_busy_and_2;
 reg yp_busy;
@@ -5055,15 +4981,11 @@ wire yp_vc1_head0_drop_sel_2;
 wire [6:0] yp_vc1_head0_flits_sel;
 reg yp_cur_vc;
 reg [2:0] yp_cur_out;
-reg yp_cur_ovc;
 reg yp_cur_drop;
 wire [4:0] yp_slot_shr_5;
 wire yp_busy_and;
 wire yp_holds_p0;
 wire yp_holds_p1;
-wire yp_holds_xp;
-wire yp_holds_xn;
-wire yp_holds_yp;
 wire yp_busy_and_2;
 // allocation: outputs grant an input (each output's arbiter, and whether each input won)
 wire p0_vc0_asks_p0;
@@ -5088,29 +5010,17 @@ wire p0_vc0_asks_xp;
 wire p1_vc0_asks_xp;
 wire xp_vc0_asks_xp;
 wire xp_vc1_asks_xp;
-wire xn_vc0_asks_xp;
-wire xn_vc1_asks_xp;
-wire yp_vc0_asks_xp;
-wire yp_vc1_asks_xp;
-wire [4:0] yp_vc0_asks_xp_cat;
+wire [2:0] xp_vc0_asks_xp_cat;
 wire p0_vc0_asks_xn;
 wire p1_vc0_asks_xn;
-wire xp_vc0_asks_xn;
-wire xp_vc1_asks_xn;
-wire xn_vc0_asks_xn;
-wire xn_vc1_asks_xn;
-wire yp_vc0_asks_xn;
-wire yp_vc1_asks_xn;
-wire [4:0] yp_vc0_asks_xn_cat;
+wire [1:0] p1_vc0_asks_xn_cat;
 wire p0_vc0_asks_yp;
 wire p1_vc0_asks_yp;
 wire xp_vc0_asks_yp;
 wire xp_vc1_asks_yp;
 wire xn_vc0_asks_yp;
 wire xn_vc1_asks_yp;
-wire yp_vc0_asks_yp;
-wire yp_vc1_asks_yp;
-wire [4:0] yp_vc0_asks_yp_cat;
+wire [3:0] xn_vc0_asks_yp_cat;
 reg [2:0] p0_arbiter;
 wire p0_arbiter_turn_p0;
 wire p0_arbiter_turn_p1;
@@ -5127,30 +5037,21 @@ wire p1_arbiter_turn_xn;
 wire p1_arbiter_turn_yp;
 wire [4:0] p1_arbiter_grant;
 wire [2:0] for_p1_arbiter_or;
-reg [2:0] xp_arbiter;
+reg [1:0] xp_arbiter;
 wire xp_arbiter_turn_p0;
 wire xp_arbiter_turn_p1;
 wire xp_arbiter_turn_xp;
-wire xp_arbiter_turn_xn;
-wire xp_arbiter_turn_yp;
-wire [4:0] xp_arbiter_grant;
-wire [2:0] for_xp_arbiter_or;
-reg [2:0] xn_arbiter;
+wire [2:0] xp_arbiter_grant;
+reg xn_arbiter;
 wire xn_arbiter_turn_p0;
 wire xn_arbiter_turn_p1;
-wire xn_arbiter_turn_xp;
-wire xn_arbiter_turn_xn;
-wire xn_arbiter_turn_yp;
-wire [4:0] xn_arbiter_grant;
-wire [2:0] for_xn_arbiter_or;
-reg [2:0] yp_arbiter;
+wire [1:0] xn_arbiter_grant;
+reg [1:0] yp_arbiter;
 wire yp_arbiter_turn_p0;
 wire yp_arbiter_turn_p1;
 wire yp_arbiter_turn_xp;
 wire yp_arbiter_turn_xn;
-wire yp_arbiter_turn_yp;
-wire [4:0] yp_arbiter_grant;
-wire [2:0] for_yp_arbiter_or;
+wire [3:0] yp_arbiter_grant;
 wire p0_turn_at_p0;
 wire p0_won_at_p0;
 wire p0_turn_at_p1;
@@ -5177,38 +5078,25 @@ wire xp_turn_at_p1;
 wire p1_won_at_xp;
 wire xp_turn_at_xp;
 wire xp_won_at_xp;
-wire xp_turn_at_xn;
-wire xn_won_at_xp;
 wire xp_turn_at_yp;
 wire yp_won_at_xp;
 wire xn_turn_at_p0;
 wire p0_won_at_xn;
 wire xn_turn_at_p1;
 wire p1_won_at_xn;
-wire xn_turn_at_xp;
-wire xp_won_at_xn;
-wire xn_turn_at_xn;
-wire xn_won_at_xn;
 wire xn_turn_at_yp;
 wire yp_won_at_xn;
 wire yp_turn_at_p0;
 wire p0_won_at_yp;
 wire yp_turn_at_p1;
 wire p1_won_at_yp;
-wire yp_turn_at_xp;
-wire xp_won_at_yp;
-wire yp_turn_at_xn;
-wire xn_won_at_yp;
-wire yp_turn_at_yp;
-wire yp_won_at_yp;
 wire p0_busy_or;
 wire p0_busy_or_2;
 wire p0_busy_or_3;
 wire p0_busy_or_4;
-wire p0_busy_or_5;
 // allocation: the schedule for the next cycle
 wire p0_won_at_p0_or;
-wire p0_busy_or_6;
+wire p0_busy_or_5;
 wire p0_won_at_p1_or;
 wire p1_busy_or;
 wire p0_won_at_xp_or;
@@ -5223,26 +5111,26 @@ wire p0_won_at_yp_or;
 wire yp_busy_or;
 wire yp_cur_vc_sel;
 wire yp_vc1_head0_last_sel_3;
-wire [4:0] yp_busy_cat_6;
+wire [4:0] yp_busy_cat_3;
 wire p0_vc0_head0_ovc_or_6;
 wire [6:0] p0_vc0_head0_flits_or_6;
 wire p0_owned_or_2;
-wire [4:0] yp_busy_cat_7;
+wire [4:0] yp_busy_cat_4;
 wire p0_vc0_head0_ovc_or_7;
 wire [6:0] p0_vc0_head0_flits_or_7;
 wire p1_owned_or_2;
-wire [4:0] yp_busy_cat_8;
+wire [2:0] xp_busy_cat_2;
 wire p0_vc0_head0_ovc_or_8;
 wire [6:0] p0_vc0_head0_flits_or_8;
 wire xp_owned_or_2;
-wire [4:0] yp_busy_cat_9;
+wire [1:0] p1_busy_cat_2;
+wire xn_owned_or_2;
+wire [3:0] xn_busy_cat_2;
 wire p0_vc0_head0_ovc_or_9;
 wire [6:0] p0_vc0_head0_flits_or_9;
-wire xn_owned_or_2;
-wire [4:0] yp_busy_cat_10;
-wire p0_vc0_head0_ovc_or_10;
-wire [6:0] p0_vc0_head0_flits_or_10;
 wire yp_owned_or_2;
+// output yp
+wire [1:0] yp_arbiter_sel;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- allocation: each input's next flit and VC choice ----
@@ -5466,7 +5354,6 @@ assign xp_busy_and = xp_busy & (xp_cur_vc ? xp_vc1_valid_sel : xp_vc0_valid_sel)
 assign xp_holds_p0 = (xp_cur_out == 3'h0) & (~xp_cur_drop);
 assign xp_holds_p1 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
 assign xp_holds_xp = (xp_cur_out == 3'h2) & (~xp_cur_drop);
-assign xp_holds_xn = (xp_cur_out == 3'h3) & (~xp_cur_drop);
 assign xp_holds_yp = (xp_cur_out == 3'h4) & (~xp_cur_drop);
 assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel);
 assign xn_vc0_valid_sel = xn_vc0_stay ? xn_vc0_valid : xn_vc0_second_valid;
@@ -5571,8 +5458,6 @@ assign yp_slot_shr_4 = yp_slot_cat >> xn_cur_out;
 assign xn_busy_and = xn_busy & (xn_cur_vc ? xn_vc1_valid_sel : xn_vc0_valid_sel) & (yp_slot_shr_4[0] | xn_cur_drop);
 assign xn_holds_p0 = (xn_cur_out == 3'h0) & (~xn_cur_drop);
 assign xn_holds_p1 = (xn_cur_out == 3'h1) & (~xn_cur_drop);
-assign xn_holds_xp = (xn_cur_out == 3'h2) & (~xn_cur_drop);
-assign xn_holds_xn = (xn_cur_out == 3'h3) & (~xn_cur_drop);
 assign xn_holds_yp = (xn_cur_out == 3'h4) & (~xn_cur_drop);
 assign xn_busy_and_2 = xn_busy_and & (xn_cur_vc ? xn_vc1_head0_last_sel : xn_vc0_head0_last_sel);
 assign yp_vc0_valid_sel = yp_vc0_stay ? yp_vc0_valid : yp_vc0_second_valid;
@@ -5677,9 +5562,6 @@ assign yp_slot_shr_5 = yp_slot_cat >> yp_cur_out;
 assign yp_busy_and = yp_busy & (yp_cur_vc ? yp_vc1_valid_sel : yp_vc0_valid_sel) & (yp_slot_shr_5[0] | yp_cur_drop);
 assign yp_holds_p0 = (yp_cur_out == 3'h0) & (~yp_cur_drop);
 assign yp_holds_p1 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
-assign yp_holds_xp = (yp_cur_out == 3'h2) & (~yp_cur_drop);
-assign yp_holds_xn = (yp_cur_out == 3'h3) & (~yp_cur_drop);
-assign yp_holds_yp = (yp_cur_out == 3'h4) & (~yp_cur_drop);
 assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel);
 
 // ---- allocation: outputs grant an input (each output's arbiter, and whether each input won) ----
@@ -5727,34 +5609,12 @@ assign xp_vc0_asks_xp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h2) 
     (xp_vc0_head0_ovc_sel ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
 assign xp_vc1_asks_xp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h2) & (~xp_vc1_head0_drop_sel) &
     (xp_vc1_head0_ovc_sel ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign xn_vc0_asks_xp = xn_vc_arbiter_grant[0] & (xn_vc0_head0_out_sel == 3'h2) & (~xn_vc0_head0_drop_sel) &
-    (xn_vc0_head0_ovc_sel ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign xn_vc1_asks_xp = xn_vc_arbiter_grant[1] & (xn_vc1_head0_out_sel == 3'h2) & (~xn_vc1_head0_drop_sel) &
-    (xn_vc1_head0_ovc_sel ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign yp_vc0_asks_xp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h2) & (~yp_vc0_head0_drop_sel) &
-    (yp_vc0_head0_ovc_sel ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign yp_vc1_asks_xp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h2) & (~yp_vc1_head0_drop_sel) &
-    (yp_vc1_head0_ovc_sel ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign yp_vc0_asks_xp_cat = {(yp_vc0_asks_xp | yp_vc1_asks_xp), (xn_vc0_asks_xp | xn_vc1_asks_xp),
-    (xp_vc0_asks_xp | xp_vc1_asks_xp), p1_vc0_asks_xp, p0_vc0_asks_xp};
+assign xp_vc0_asks_xp_cat = {(xp_vc0_asks_xp | xp_vc1_asks_xp), p1_vc0_asks_xp, p0_vc0_asks_xp};
 assign p0_vc0_asks_xn = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3) & (~p0_vc0_head0_drop_sel) &
     (p0_vc0_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
 assign p1_vc0_asks_xn = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3) & (~p1_vc0_head0_drop_sel) &
     (p1_vc0_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xp_vc0_asks_xn = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h3) & (~xp_vc0_head0_drop_sel) &
-    (xp_vc0_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xp_vc1_asks_xn = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h3) & (~xp_vc1_head0_drop_sel) &
-    (xp_vc1_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xn_vc0_asks_xn = xn_vc_arbiter_grant[0] & (xn_vc0_head0_out_sel == 3'h3) & (~xn_vc0_head0_drop_sel) &
-    (xn_vc0_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xn_vc1_asks_xn = xn_vc_arbiter_grant[1] & (xn_vc1_head0_out_sel == 3'h3) & (~xn_vc1_head0_drop_sel) &
-    (xn_vc1_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign yp_vc0_asks_xn = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h3) & (~yp_vc0_head0_drop_sel) &
-    (yp_vc0_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign yp_vc1_asks_xn = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h3) & (~yp_vc1_head0_drop_sel) &
-    (yp_vc1_head0_ovc_sel ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign yp_vc0_asks_xn_cat = {(yp_vc0_asks_xn | yp_vc1_asks_xn), (xn_vc0_asks_xn | xn_vc1_asks_xn),
-    (xp_vc0_asks_xn | xp_vc1_asks_xn), p1_vc0_asks_xn, p0_vc0_asks_xn};
+assign p1_vc0_asks_xn_cat = {p1_vc0_asks_xn, p0_vc0_asks_xn};
 assign p0_vc0_asks_yp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4) & (~p0_vc0_head0_drop_sel) &
     (p0_vc0_head0_ovc_sel ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
 assign p1_vc0_asks_yp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4) & (~p1_vc0_head0_drop_sel) &
@@ -5767,12 +5627,7 @@ assign xn_vc0_asks_yp = xn_vc_arbiter_grant[0] & (xn_vc0_head0_out_sel == 3'h4) 
     (xn_vc0_head0_ovc_sel ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
 assign xn_vc1_asks_yp = xn_vc_arbiter_grant[1] & (xn_vc1_head0_out_sel == 3'h4) & (~xn_vc1_head0_drop_sel) &
     (xn_vc1_head0_ovc_sel ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign yp_vc0_asks_yp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h4) & (~yp_vc0_head0_drop_sel) &
-    (yp_vc0_head0_ovc_sel ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign yp_vc1_asks_yp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h4) & (~yp_vc1_head0_drop_sel) &
-    (yp_vc1_head0_ovc_sel ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign yp_vc0_asks_yp_cat = {(yp_vc0_asks_yp | yp_vc1_asks_yp), (xn_vc0_asks_yp | xn_vc1_asks_yp),
-    (xp_vc0_asks_yp | xp_vc1_asks_yp), p1_vc0_asks_yp, p0_vc0_asks_yp};
+assign xn_vc0_asks_yp_cat = {(xn_vc0_asks_yp | xn_vc1_asks_yp), (xp_vc0_asks_yp | xp_vc1_asks_yp), p1_vc0_asks_yp, p0_vc0_asks_yp};
 assign p0_arbiter_turn_p0 = (p0_arbiter == 3'h0) |
     ((p0_arbiter == 3'h1) &
     (~(yp_vc0_asks_p0_cat[1] | yp_vc0_asks_p0_cat[2] | yp_vc0_asks_p0_cat[3] | yp_vc0_asks_p0_cat[4]))) |
@@ -5835,99 +5690,32 @@ assign p1_arbiter_grant = {(p1_arbiter_turn_yp & yp_vc0_asks_p1_cat[4]), (p1_arb
     (p1_arbiter_turn_p0 & yp_vc0_asks_p1_cat[0])};
 assign for_p1_arbiter_or = (p1_arbiter_grant[0] ? 3'h1 : 3'h0) | (p1_arbiter_grant[1] ? 3'h2 : 3'h0) |
     (p1_arbiter_grant[2] ? 3'h3 : 3'h0) | (p1_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign xp_arbiter_turn_p0 = (xp_arbiter == 3'h0) |
-    ((xp_arbiter == 3'h1) &
-    (~(yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h2) & (~(yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h3) & (~(yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h4) & (~yp_vc0_asks_xp_cat[4]));
-assign xp_arbiter_turn_p1 = ((xp_arbiter == 3'h0) & (~yp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
-    ((xp_arbiter == 3'h2) &
-    (~(yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h3) & (~(yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h4) & (~(yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0])));
-assign xp_arbiter_turn_xp = ((xp_arbiter == 3'h0) & (~(yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h1) & (~yp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
-    ((xp_arbiter == 3'h3) &
-    (~(yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h4) & (~(yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1])));
-assign xp_arbiter_turn_xn = ((xp_arbiter == 3'h0) & (~(yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h1) & (~(yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h2) & (~yp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
-    ((xp_arbiter == 3'h4) &
-    (~(yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2])));
-assign xp_arbiter_turn_yp = ((xp_arbiter == 3'h0) &
-    (~(yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h1) & (~(yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h2) & (~(yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h3) & (~yp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
-assign xp_arbiter_grant = {(xp_arbiter_turn_yp & yp_vc0_asks_xp_cat[4]), (xp_arbiter_turn_xn & yp_vc0_asks_xp_cat[3]),
-    (xp_arbiter_turn_xp & yp_vc0_asks_xp_cat[2]), (xp_arbiter_turn_p1 & yp_vc0_asks_xp_cat[1]),
-    (xp_arbiter_turn_p0 & yp_vc0_asks_xp_cat[0])};
-assign for_xp_arbiter_or = (xp_arbiter_grant[0] ? 3'h1 : 3'h0) | (xp_arbiter_grant[1] ? 3'h2 : 3'h0) |
-    (xp_arbiter_grant[2] ? 3'h3 : 3'h0) | (xp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign xn_arbiter_turn_p0 = (xn_arbiter == 3'h0) |
-    ((xn_arbiter == 3'h1) &
-    (~(yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4]))) |
-    ((xn_arbiter == 3'h2) & (~(yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4]))) |
-    ((xn_arbiter == 3'h3) & (~(yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4]))) |
-    ((xn_arbiter == 3'h4) & (~yp_vc0_asks_xn_cat[4]));
-assign xn_arbiter_turn_p1 = ((xn_arbiter == 3'h0) & (~yp_vc0_asks_xn_cat[0])) | (xn_arbiter == 3'h1) |
-    ((xn_arbiter == 3'h2) &
-    (~(yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0]))) |
-    ((xn_arbiter == 3'h3) & (~(yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0]))) |
-    ((xn_arbiter == 3'h4) & (~(yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0])));
-assign xn_arbiter_turn_xp = ((xn_arbiter == 3'h0) & (~(yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1]))) |
-    ((xn_arbiter == 3'h1) & (~yp_vc0_asks_xn_cat[1])) | (xn_arbiter == 3'h2) |
-    ((xn_arbiter == 3'h3) &
-    (~(yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1]))) |
-    ((xn_arbiter == 3'h4) & (~(yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1])));
-assign xn_arbiter_turn_xn = ((xn_arbiter == 3'h0) & (~(yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2]))) |
-    ((xn_arbiter == 3'h1) & (~(yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2]))) |
-    ((xn_arbiter == 3'h2) & (~yp_vc0_asks_xn_cat[2])) | (xn_arbiter == 3'h3) |
-    ((xn_arbiter == 3'h4) &
-    (~(yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2])));
-assign xn_arbiter_turn_yp = ((xn_arbiter == 3'h0) &
-    (~(yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3]))) |
-    ((xn_arbiter == 3'h1) & (~(yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3]))) |
-    ((xn_arbiter == 3'h2) & (~(yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3]))) |
-    ((xn_arbiter == 3'h3) & (~yp_vc0_asks_xn_cat[3])) | (xn_arbiter == 3'h4);
-assign xn_arbiter_grant = {(xn_arbiter_turn_yp & yp_vc0_asks_xn_cat[4]), (xn_arbiter_turn_xn & yp_vc0_asks_xn_cat[3]),
-    (xn_arbiter_turn_xp & yp_vc0_asks_xn_cat[2]), (xn_arbiter_turn_p1 & yp_vc0_asks_xn_cat[1]),
-    (xn_arbiter_turn_p0 & yp_vc0_asks_xn_cat[0])};
-assign for_xn_arbiter_or = (xn_arbiter_grant[0] ? 3'h1 : 3'h0) | (xn_arbiter_grant[1] ? 3'h2 : 3'h0) |
-    (xn_arbiter_grant[2] ? 3'h3 : 3'h0) | (xn_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign yp_arbiter_turn_p0 = (yp_arbiter == 3'h0) |
-    ((yp_arbiter == 3'h1) &
-    (~(yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h2) & (~(yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h3) & (~(yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h4) & (~yp_vc0_asks_yp_cat[4]));
-assign yp_arbiter_turn_p1 = ((yp_arbiter == 3'h0) & (~yp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
-    ((yp_arbiter == 3'h2) &
-    (~(yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h3) & (~(yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h4) & (~(yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0])));
-assign yp_arbiter_turn_xp = ((yp_arbiter == 3'h0) & (~(yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h1) & (~yp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
-    ((yp_arbiter == 3'h3) &
-    (~(yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h4) & (~(yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1])));
-assign yp_arbiter_turn_xn = ((yp_arbiter == 3'h0) & (~(yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h1) & (~(yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h2) & (~yp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
-    ((yp_arbiter == 3'h4) &
-    (~(yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2])));
-assign yp_arbiter_turn_yp = ((yp_arbiter == 3'h0) &
-    (~(yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h1) & (~(yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h2) & (~(yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h3) & (~yp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
-assign yp_arbiter_grant = {(yp_arbiter_turn_yp & yp_vc0_asks_yp_cat[4]), (yp_arbiter_turn_xn & yp_vc0_asks_yp_cat[3]),
-    (yp_arbiter_turn_xp & yp_vc0_asks_yp_cat[2]), (yp_arbiter_turn_p1 & yp_vc0_asks_yp_cat[1]),
-    (yp_arbiter_turn_p0 & yp_vc0_asks_yp_cat[0])};
-assign for_yp_arbiter_or = (yp_arbiter_grant[0] ? 3'h1 : 3'h0) | (yp_arbiter_grant[1] ? 3'h2 : 3'h0) |
-    (yp_arbiter_grant[2] ? 3'h3 : 3'h0) | (yp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign xp_arbiter_turn_p0 = (xp_arbiter == 2'h0) | ((xp_arbiter == 2'h1) & (~(xp_vc0_asks_xp_cat[1] | xp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 2'h2) & (~xp_vc0_asks_xp_cat[2]));
+assign xp_arbiter_turn_p1 = ((xp_arbiter == 2'h0) & (~xp_vc0_asks_xp_cat[0])) | (xp_arbiter == 2'h1) |
+    ((xp_arbiter == 2'h2) & (~(xp_vc0_asks_xp_cat[2] | xp_vc0_asks_xp_cat[0])));
+assign xp_arbiter_turn_xp = ((xp_arbiter == 2'h0) & (~(xp_vc0_asks_xp_cat[0] | xp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 2'h1) & (~xp_vc0_asks_xp_cat[1])) | (xp_arbiter == 2'h2);
+assign xp_arbiter_grant = {(xp_arbiter_turn_xp & xp_vc0_asks_xp_cat[2]), (xp_arbiter_turn_p1 & xp_vc0_asks_xp_cat[1]),
+    (xp_arbiter_turn_p0 & xp_vc0_asks_xp_cat[0])};
+assign xn_arbiter_turn_p0 = (xn_arbiter == 1'h0) | ((xn_arbiter == 1'h1) & (~p1_vc0_asks_xn_cat[1]));
+assign xn_arbiter_turn_p1 = ((xn_arbiter == 1'h0) & (~p1_vc0_asks_xn_cat[0])) | (xn_arbiter == 1'h1);
+assign xn_arbiter_grant = {(xn_arbiter_turn_p1 & p1_vc0_asks_xn_cat[1]), (xn_arbiter_turn_p0 & p1_vc0_asks_xn_cat[0])};
+assign yp_arbiter_turn_p0 = (yp_arbiter == 2'h0) |
+    ((yp_arbiter == 2'h1) & (~(xn_vc0_asks_yp_cat[1] | xn_vc0_asks_yp_cat[2] | xn_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 2'h2) & (~(xn_vc0_asks_yp_cat[2] | xn_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 2'h3) & (~xn_vc0_asks_yp_cat[3]));
+assign yp_arbiter_turn_p1 = ((yp_arbiter == 2'h0) & (~xn_vc0_asks_yp_cat[0])) | (yp_arbiter == 2'h1) |
+    ((yp_arbiter == 2'h2) & (~(xn_vc0_asks_yp_cat[2] | xn_vc0_asks_yp_cat[3] | xn_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 2'h3) & (~(xn_vc0_asks_yp_cat[3] | xn_vc0_asks_yp_cat[0])));
+assign yp_arbiter_turn_xp = ((yp_arbiter == 2'h0) & (~(xn_vc0_asks_yp_cat[0] | xn_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 2'h1) & (~xn_vc0_asks_yp_cat[1])) | (yp_arbiter == 2'h2) |
+    ((yp_arbiter == 2'h3) & (~(xn_vc0_asks_yp_cat[3] | xn_vc0_asks_yp_cat[0] | xn_vc0_asks_yp_cat[1])));
+assign yp_arbiter_turn_xn = ((yp_arbiter == 2'h0) & (~(xn_vc0_asks_yp_cat[0] | xn_vc0_asks_yp_cat[1] | xn_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 2'h1) & (~(xn_vc0_asks_yp_cat[1] | xn_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 2'h2) & (~xn_vc0_asks_yp_cat[2])) | (yp_arbiter == 2'h3);
+assign yp_arbiter_grant = {(yp_arbiter_turn_xn & xn_vc0_asks_yp_cat[3]), (yp_arbiter_turn_xp & xn_vc0_asks_yp_cat[2]),
+    (yp_arbiter_turn_p1 & xn_vc0_asks_yp_cat[1]), (yp_arbiter_turn_p0 & xn_vc0_asks_yp_cat[0])};
 assign p0_turn_at_p0 = (p0_arbiter == 3'h0) |
     ((p0_arbiter == 3'h1) &
     (~(yp_vc0_asks_p0_cat[1] | yp_vc0_asks_p0_cat[2] | yp_vc0_asks_p0_cat[3] | yp_vc0_asks_p0_cat[4]))) |
@@ -5942,27 +5730,16 @@ assign p0_turn_at_p1 = (p1_arbiter == 3'h0) |
     ((p1_arbiter == 3'h3) & (~(yp_vc0_asks_p1_cat[3] | yp_vc0_asks_p1_cat[4]))) |
     ((p1_arbiter == 3'h4) & (~yp_vc0_asks_p1_cat[4]));
 assign p1_won_at_p0 = p0_turn_at_p1 & yp_vc0_asks_p1_cat[0];
-assign p0_turn_at_xp = (xp_arbiter == 3'h0) |
-    ((xp_arbiter == 3'h1) &
-    (~(yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h2) & (~(yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h3) & (~(yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h4) & (~yp_vc0_asks_xp_cat[4]));
-assign xp_won_at_p0 = p0_turn_at_xp & yp_vc0_asks_xp_cat[0];
-assign p0_turn_at_xn = (xn_arbiter == 3'h0) |
-    ((xn_arbiter == 3'h1) &
-    (~(yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4]))) |
-    ((xn_arbiter == 3'h2) & (~(yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4]))) |
-    ((xn_arbiter == 3'h3) & (~(yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4]))) |
-    ((xn_arbiter == 3'h4) & (~yp_vc0_asks_xn_cat[4]));
-assign xn_won_at_p0 = p0_turn_at_xn & yp_vc0_asks_xn_cat[0];
-assign p0_turn_at_yp = (yp_arbiter == 3'h0) |
-    ((yp_arbiter == 3'h1) &
-    (~(yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h2) & (~(yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h3) & (~(yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h4) & (~yp_vc0_asks_yp_cat[4]));
-assign yp_won_at_p0 = p0_turn_at_yp & yp_vc0_asks_yp_cat[0];
+assign p0_turn_at_xp = (xp_arbiter == 2'h0) | ((xp_arbiter == 2'h1) & (~(xp_vc0_asks_xp_cat[1] | xp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 2'h2) & (~xp_vc0_asks_xp_cat[2]));
+assign xp_won_at_p0 = p0_turn_at_xp & xp_vc0_asks_xp_cat[0];
+assign p0_turn_at_xn = (xn_arbiter == 1'h0) | ((xn_arbiter == 1'h1) & (~p1_vc0_asks_xn_cat[1]));
+assign xn_won_at_p0 = p0_turn_at_xn & p1_vc0_asks_xn_cat[0];
+assign p0_turn_at_yp = (yp_arbiter == 2'h0) |
+    ((yp_arbiter == 2'h1) & (~(xn_vc0_asks_yp_cat[1] | xn_vc0_asks_yp_cat[2] | xn_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 2'h2) & (~(xn_vc0_asks_yp_cat[2] | xn_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 2'h3) & (~xn_vc0_asks_yp_cat[3]));
+assign yp_won_at_p0 = p0_turn_at_yp & xn_vc0_asks_yp_cat[0];
 assign p1_turn_at_p0 = ((p0_arbiter == 3'h0) & (~yp_vc0_asks_p0_cat[0])) | (p0_arbiter == 3'h1) |
     ((p0_arbiter == 3'h2) &
     (~(yp_vc0_asks_p0_cat[2] | yp_vc0_asks_p0_cat[3] | yp_vc0_asks_p0_cat[4] | yp_vc0_asks_p0_cat[0]))) |
@@ -5975,24 +5752,15 @@ assign p1_turn_at_p1 = ((p1_arbiter == 3'h0) & (~yp_vc0_asks_p1_cat[0])) | (p1_a
     ((p1_arbiter == 3'h3) & (~(yp_vc0_asks_p1_cat[3] | yp_vc0_asks_p1_cat[4] | yp_vc0_asks_p1_cat[0]))) |
     ((p1_arbiter == 3'h4) & (~(yp_vc0_asks_p1_cat[4] | yp_vc0_asks_p1_cat[0])));
 assign p1_won_at_p1 = p1_turn_at_p1 & yp_vc0_asks_p1_cat[1];
-assign p1_turn_at_xp = ((xp_arbiter == 3'h0) & (~yp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
-    ((xp_arbiter == 3'h2) &
-    (~(yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h3) & (~(yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h4) & (~(yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0])));
-assign xp_won_at_p1 = p1_turn_at_xp & yp_vc0_asks_xp_cat[1];
-assign p1_turn_at_xn = ((xn_arbiter == 3'h0) & (~yp_vc0_asks_xn_cat[0])) | (xn_arbiter == 3'h1) |
-    ((xn_arbiter == 3'h2) &
-    (~(yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0]))) |
-    ((xn_arbiter == 3'h3) & (~(yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0]))) |
-    ((xn_arbiter == 3'h4) & (~(yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0])));
-assign xn_won_at_p1 = p1_turn_at_xn & yp_vc0_asks_xn_cat[1];
-assign p1_turn_at_yp = ((yp_arbiter == 3'h0) & (~yp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
-    ((yp_arbiter == 3'h2) &
-    (~(yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h3) & (~(yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h4) & (~(yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0])));
-assign yp_won_at_p1 = p1_turn_at_yp & yp_vc0_asks_yp_cat[1];
+assign p1_turn_at_xp = ((xp_arbiter == 2'h0) & (~xp_vc0_asks_xp_cat[0])) | (xp_arbiter == 2'h1) |
+    ((xp_arbiter == 2'h2) & (~(xp_vc0_asks_xp_cat[2] | xp_vc0_asks_xp_cat[0])));
+assign xp_won_at_p1 = p1_turn_at_xp & xp_vc0_asks_xp_cat[1];
+assign p1_turn_at_xn = ((xn_arbiter == 1'h0) & (~p1_vc0_asks_xn_cat[0])) | (xn_arbiter == 1'h1);
+assign xn_won_at_p1 = p1_turn_at_xn & p1_vc0_asks_xn_cat[1];
+assign p1_turn_at_yp = ((yp_arbiter == 2'h0) & (~xn_vc0_asks_yp_cat[0])) | (yp_arbiter == 2'h1) |
+    ((yp_arbiter == 2'h2) & (~(xn_vc0_asks_yp_cat[2] | xn_vc0_asks_yp_cat[3] | xn_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 2'h3) & (~(xn_vc0_asks_yp_cat[3] | xn_vc0_asks_yp_cat[0])));
+assign yp_won_at_p1 = p1_turn_at_yp & xn_vc0_asks_yp_cat[1];
 assign xp_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(yp_vc0_asks_p0_cat[0] | yp_vc0_asks_p0_cat[1]))) |
     ((p0_arbiter == 3'h1) & (~yp_vc0_asks_p0_cat[1])) | (p0_arbiter == 3'h2) |
     ((p0_arbiter == 3'h3) &
@@ -6005,24 +5773,13 @@ assign xp_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(yp_vc0_asks_p1_cat[0] | yp_vc0
     (~(yp_vc0_asks_p1_cat[3] | yp_vc0_asks_p1_cat[4] | yp_vc0_asks_p1_cat[0] | yp_vc0_asks_p1_cat[1]))) |
     ((p1_arbiter == 3'h4) & (~(yp_vc0_asks_p1_cat[4] | yp_vc0_asks_p1_cat[0] | yp_vc0_asks_p1_cat[1])));
 assign p1_won_at_xp = xp_turn_at_p1 & yp_vc0_asks_p1_cat[2];
-assign xp_turn_at_xp = ((xp_arbiter == 3'h0) & (~(yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h1) & (~yp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
-    ((xp_arbiter == 3'h3) &
-    (~(yp_vc0_asks_xp_cat[3] | yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h4) & (~(yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1])));
-assign xp_won_at_xp = xp_turn_at_xp & yp_vc0_asks_xp_cat[2];
-assign xp_turn_at_xn = ((xn_arbiter == 3'h0) & (~(yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1]))) |
-    ((xn_arbiter == 3'h1) & (~yp_vc0_asks_xn_cat[1])) | (xn_arbiter == 3'h2) |
-    ((xn_arbiter == 3'h3) &
-    (~(yp_vc0_asks_xn_cat[3] | yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1]))) |
-    ((xn_arbiter == 3'h4) & (~(yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1])));
-assign xn_won_at_xp = xp_turn_at_xn & yp_vc0_asks_xn_cat[2];
-assign xp_turn_at_yp = ((yp_arbiter == 3'h0) & (~(yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h1) & (~yp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
-    ((yp_arbiter == 3'h3) &
-    (~(yp_vc0_asks_yp_cat[3] | yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h4) & (~(yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1])));
-assign yp_won_at_xp = xp_turn_at_yp & yp_vc0_asks_yp_cat[2];
+assign xp_turn_at_xp = ((xp_arbiter == 2'h0) & (~(xp_vc0_asks_xp_cat[0] | xp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 2'h1) & (~xp_vc0_asks_xp_cat[1])) | (xp_arbiter == 2'h2);
+assign xp_won_at_xp = xp_turn_at_xp & xp_vc0_asks_xp_cat[2];
+assign xp_turn_at_yp = ((yp_arbiter == 2'h0) & (~(xn_vc0_asks_yp_cat[0] | xn_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 2'h1) & (~xn_vc0_asks_yp_cat[1])) | (yp_arbiter == 2'h2) |
+    ((yp_arbiter == 2'h3) & (~(xn_vc0_asks_yp_cat[3] | xn_vc0_asks_yp_cat[0] | xn_vc0_asks_yp_cat[1])));
+assign yp_won_at_xp = xp_turn_at_yp & xn_vc0_asks_yp_cat[2];
 assign xn_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(yp_vc0_asks_p0_cat[0] | yp_vc0_asks_p0_cat[1] | yp_vc0_asks_p0_cat[2]))) |
     ((p0_arbiter == 3'h1) & (~(yp_vc0_asks_p0_cat[1] | yp_vc0_asks_p0_cat[2]))) |
     ((p0_arbiter == 3'h2) & (~yp_vc0_asks_p0_cat[2])) | (p0_arbiter == 3'h3) |
@@ -6035,24 +5792,10 @@ assign xn_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(yp_vc0_asks_p1_cat[0] | yp_vc0
     ((p1_arbiter == 3'h4) &
     (~(yp_vc0_asks_p1_cat[4] | yp_vc0_asks_p1_cat[0] | yp_vc0_asks_p1_cat[1] | yp_vc0_asks_p1_cat[2])));
 assign p1_won_at_xn = xn_turn_at_p1 & yp_vc0_asks_p1_cat[3];
-assign xn_turn_at_xp = ((xp_arbiter == 3'h0) & (~(yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h1) & (~(yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h2) & (~yp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
-    ((xp_arbiter == 3'h4) &
-    (~(yp_vc0_asks_xp_cat[4] | yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2])));
-assign xp_won_at_xn = xn_turn_at_xp & yp_vc0_asks_xp_cat[3];
-assign xn_turn_at_xn = ((xn_arbiter == 3'h0) & (~(yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2]))) |
-    ((xn_arbiter == 3'h1) & (~(yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2]))) |
-    ((xn_arbiter == 3'h2) & (~yp_vc0_asks_xn_cat[2])) | (xn_arbiter == 3'h3) |
-    ((xn_arbiter == 3'h4) &
-    (~(yp_vc0_asks_xn_cat[4] | yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2])));
-assign xn_won_at_xn = xn_turn_at_xn & yp_vc0_asks_xn_cat[3];
-assign xn_turn_at_yp = ((yp_arbiter == 3'h0) & (~(yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h1) & (~(yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h2) & (~yp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
-    ((yp_arbiter == 3'h4) &
-    (~(yp_vc0_asks_yp_cat[4] | yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2])));
-assign yp_won_at_xn = xn_turn_at_yp & yp_vc0_asks_yp_cat[3];
+assign xn_turn_at_yp = ((yp_arbiter == 2'h0) & (~(xn_vc0_asks_yp_cat[0] | xn_vc0_asks_yp_cat[1] | xn_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 2'h1) & (~(xn_vc0_asks_yp_cat[1] | xn_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 2'h2) & (~xn_vc0_asks_yp_cat[2])) | (yp_arbiter == 2'h3);
+assign yp_won_at_xn = xn_turn_at_yp & xn_vc0_asks_yp_cat[3];
 assign yp_turn_at_p0 = ((p0_arbiter == 3'h0) &
     (~(yp_vc0_asks_p0_cat[0] | yp_vc0_asks_p0_cat[1] | yp_vc0_asks_p0_cat[2] | yp_vc0_asks_p0_cat[3]))) |
     ((p0_arbiter == 3'h1) & (~(yp_vc0_asks_p0_cat[1] | yp_vc0_asks_p0_cat[2] | yp_vc0_asks_p0_cat[3]))) |
@@ -6065,58 +5808,36 @@ assign yp_turn_at_p1 = ((p1_arbiter == 3'h0) &
     ((p1_arbiter == 3'h2) & (~(yp_vc0_asks_p1_cat[2] | yp_vc0_asks_p1_cat[3]))) |
     ((p1_arbiter == 3'h3) & (~yp_vc0_asks_p1_cat[3])) | (p1_arbiter == 3'h4);
 assign p1_won_at_yp = yp_turn_at_p1 & yp_vc0_asks_p1_cat[4];
-assign yp_turn_at_xp = ((xp_arbiter == 3'h0) &
-    (~(yp_vc0_asks_xp_cat[0] | yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h1) & (~(yp_vc0_asks_xp_cat[1] | yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h2) & (~(yp_vc0_asks_xp_cat[2] | yp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h3) & (~yp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
-assign xp_won_at_yp = yp_turn_at_xp & yp_vc0_asks_xp_cat[4];
-assign yp_turn_at_xn = ((xn_arbiter == 3'h0) &
-    (~(yp_vc0_asks_xn_cat[0] | yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3]))) |
-    ((xn_arbiter == 3'h1) & (~(yp_vc0_asks_xn_cat[1] | yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3]))) |
-    ((xn_arbiter == 3'h2) & (~(yp_vc0_asks_xn_cat[2] | yp_vc0_asks_xn_cat[3]))) |
-    ((xn_arbiter == 3'h3) & (~yp_vc0_asks_xn_cat[3])) | (xn_arbiter == 3'h4);
-assign xn_won_at_yp = yp_turn_at_xn & yp_vc0_asks_xn_cat[4];
-assign yp_turn_at_yp = ((yp_arbiter == 3'h0) &
-    (~(yp_vc0_asks_yp_cat[0] | yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h1) & (~(yp_vc0_asks_yp_cat[1] | yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h2) & (~(yp_vc0_asks_yp_cat[2] | yp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h3) & (~yp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
-assign yp_won_at_yp = yp_turn_at_yp & yp_vc0_asks_yp_cat[4];
 assign p0_busy_or = (p0_busy_and_2 & p0_holds_p0) | (p1_busy_and_2 & p1_holds_p0) | (xp_busy_and_2 & xp_holds_p0) |
     (xn_busy_and_2 & xn_holds_p0) | (yp_busy_and_2 & yp_holds_p0);
 assign p0_busy_or_2 = (p0_busy_and_2 & p0_holds_p1) | (p1_busy_and_2 & p1_holds_p1) | (xp_busy_and_2 & xp_holds_p1) |
     (xn_busy_and_2 & xn_holds_p1) | (yp_busy_and_2 & yp_holds_p1);
-assign p0_busy_or_3 = (p0_busy_and_2 & p0_holds_xp) | (p1_busy_and_2 & p1_holds_xp) | (xp_busy_and_2 & xp_holds_xp) |
-    (xn_busy_and_2 & xn_holds_xp) | (yp_busy_and_2 & yp_holds_xp);
-assign p0_busy_or_4 = (p0_busy_and_2 & p0_holds_xn) | (p1_busy_and_2 & p1_holds_xn) | (xp_busy_and_2 & xp_holds_xn) |
-    (xn_busy_and_2 & xn_holds_xn) | (yp_busy_and_2 & yp_holds_xn);
-assign p0_busy_or_5 = (p0_busy_and_2 & p0_holds_yp) | (p1_busy_and_2 & p1_holds_yp) | (xp_busy_and_2 & xp_holds_yp) |
-    (xn_busy_and_2 & xn_holds_yp) | (yp_busy_and_2 & yp_holds_yp);
+assign p0_busy_or_3 = (p0_busy_and_2 & p0_holds_xp) | (p1_busy_and_2 & p1_holds_xp) | (xp_busy_and_2 & xp_holds_xp);
+assign p0_busy_or_4 = (p0_busy_and_2 & p0_holds_yp) | (p1_busy_and_2 & p1_holds_yp) | (xp_busy_and_2 & xp_holds_yp) |
+    (xn_busy_and_2 & xn_holds_yp);
 
 // ---- allocation: the schedule for the next cycle ----
 assign p0_won_at_p0_or = p0_won_at_p0 | p1_won_at_p0 | xp_won_at_p0 | xn_won_at_p0 | yp_won_at_p0 |
     (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
-assign p0_busy_or_6 = p0_busy_and | p0_won_at_p0_or;
+assign p0_busy_or_5 = p0_busy_and | p0_won_at_p0_or;
 assign p0_won_at_p1_or = p0_won_at_p1 | p1_won_at_p1 | xp_won_at_p1 | xn_won_at_p1 | yp_won_at_p1 |
     (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
 assign p1_busy_or = p1_busy_and | p0_won_at_p1_or;
-assign p0_won_at_xp_or = p0_won_at_xp | p1_won_at_xp | xp_won_at_xp | xn_won_at_xp | yp_won_at_xp |
+assign p0_won_at_xp_or = p0_won_at_xp | p1_won_at_xp | xp_won_at_xp | yp_won_at_xp |
     ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
 assign xp_busy_or = xp_busy_and | p0_won_at_xp_or;
 assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant[1];
 assign xp_vc1_head0_last_sel_3 = xp_cur_vc_sel ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
-assign p0_won_at_xn_or = p0_won_at_xn | p1_won_at_xn | xp_won_at_xn | xn_won_at_xn | yp_won_at_xn |
+assign p0_won_at_xn_or = p0_won_at_xn | p1_won_at_xn | yp_won_at_xn |
     ((xn_vc0_valid_and | xn_vc1_valid_and) & xn_vc1_head0_drop_sel_2);
 assign xn_busy_or = xn_busy_and | p0_won_at_xn_or;
 assign xn_cur_vc_sel = xn_busy ? xn_cur_vc : xn_vc_arbiter_grant[1];
 assign xn_vc1_head0_last_sel_3 = xn_cur_vc_sel ? xn_vc1_head0_last_sel : xn_vc0_head0_last_sel;
-assign p0_won_at_yp_or = p0_won_at_yp | p1_won_at_yp | xp_won_at_yp | xn_won_at_yp | yp_won_at_yp |
-    ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
+assign p0_won_at_yp_or = p0_won_at_yp | p1_won_at_yp | ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
 assign yp_busy_or = yp_busy_and | p0_won_at_yp_or;
 assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant[1];
 assign yp_vc1_head0_last_sel_3 = yp_cur_vc_sel ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
-assign yp_busy_cat_6 = {((yp_busy_and & yp_holds_p0) | p0_arbiter_grant[4]),
+assign yp_busy_cat_3 = {((yp_busy_and & yp_holds_p0) | p0_arbiter_grant[4]),
     ((xn_busy_and & xn_holds_p0) | p0_arbiter_grant[3]),
     ((xp_busy_and & xp_holds_p0) | p0_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_p0) | p0_arbiter_grant[1]),
@@ -6136,7 +5857,7 @@ assign p0_owned_or_2 = (p0_owned & (~p0_busy_or)) | (p0_arbiter_grant[0] & (~p0_
     (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
     (p0_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2)) |
     (p0_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
-assign yp_busy_cat_7 = {((yp_busy_and & yp_holds_p1) | p1_arbiter_grant[4]),
+assign yp_busy_cat_4 = {((yp_busy_and & yp_holds_p1) | p1_arbiter_grant[4]),
     ((xn_busy_and & xn_holds_p1) | p1_arbiter_grant[3]),
     ((xp_busy_and & xp_holds_p1) | p1_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_p1) | p1_arbiter_grant[1]),
@@ -6156,69 +5877,45 @@ assign p1_owned_or_2 = (p1_owned & (~p0_busy_or_2)) | (p1_arbiter_grant[0] & (~p
     (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
     (p1_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2)) |
     (p1_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
-assign yp_busy_cat_8 = {((yp_busy_and & yp_holds_xp) | xp_arbiter_grant[4]),
-    ((xn_busy_and & xn_holds_xp) | xp_arbiter_grant[3]),
-    ((xp_busy_and & xp_holds_xp) | xp_arbiter_grant[2]),
+assign xp_busy_cat_2 = {((xp_busy_and & xp_holds_xp) | xp_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_xp) | xp_arbiter_grant[1]),
     ((p0_busy_and & p0_holds_xp) | xp_arbiter_grant[0])};
 assign p0_vc0_head0_ovc_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
     (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
-    (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (xp_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0) |
-    (xp_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
+    (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
 assign p0_vc0_head0_flits_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
     (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
-    (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
-    (xp_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0) |
-    (xp_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
+    (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
 assign xp_owned_or_2 = (xp_owned & (~p0_busy_or_3)) | (xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
     (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
-    (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
-    (xp_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2)) |
-    (xp_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
-assign yp_busy_cat_9 = {((yp_busy_and & yp_holds_xn) | xn_arbiter_grant[4]),
-    ((xn_busy_and & xn_holds_xn) | xn_arbiter_grant[3]),
-    ((xp_busy_and & xp_holds_xn) | xn_arbiter_grant[2]),
-    ((p1_busy_and & p1_holds_xn) | xn_arbiter_grant[1]),
+    (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign p1_busy_cat_2 = {((p1_busy_and & p1_holds_xn) | xn_arbiter_grant[1]),
     ((p0_busy_and & p0_holds_xn) | xn_arbiter_grant[0])};
-assign p0_vc0_head0_ovc_or_9 = (xn_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
-    (xn_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
-    (xn_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (xn_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0) |
-    (xn_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_9 = (xn_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
-    (xn_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
-    (xn_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
-    (xn_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0) |
-    (xn_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
-assign xn_owned_or_2 = (xn_owned & (~p0_busy_or_4)) | (xn_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
-    (xn_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
-    (xn_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
-    (xn_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2)) |
-    (xn_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
-assign yp_busy_cat_10 = {((yp_busy_and & yp_holds_yp) | yp_arbiter_grant[4]),
-    ((xn_busy_and & xn_holds_yp) | yp_arbiter_grant[3]),
+assign xn_owned_or_2 = (xn_owned & (~((p0_busy_and_2 & p0_holds_xn) | (p1_busy_and_2 & p1_holds_xn)))) |
+    (xn_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (xn_arbiter_grant[1] & (~p1_vc0_head0_last_sel));
+assign xn_busy_cat_2 = {((xn_busy_and & xn_holds_yp) | yp_arbiter_grant[3]),
     ((xp_busy_and & xp_holds_yp) | yp_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_yp) | yp_arbiter_grant[1]),
     ((p0_busy_and & p0_holds_yp) | yp_arbiter_grant[0])};
-assign p0_vc0_head0_ovc_or_10 = (yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+assign p0_vc0_head0_ovc_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
     (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
     (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (yp_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0) |
-    (yp_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_10 = (yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
     (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
     (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
-    (yp_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0) |
-    (yp_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
-assign yp_owned_or_2 = (yp_owned & (~p0_busy_or_5)) | (yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (yp_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0);
+assign yp_owned_or_2 = (yp_owned & (~p0_busy_or_4)) | (yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
     (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
     (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
-    (yp_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2)) |
-    (yp_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
+    (yp_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2));
+
+// ---- output yp ----
+assign yp_arbiter_sel = (~(yp_arbiter_grant == 4'h0)) ? ((yp_arbiter_grant[0] ? 2'h1 : 2'h0) | (yp_arbiter_grant[1] ? 2'h2 : 2'h0) |
+    (yp_arbiter_grant[2] ? 2'h3 : 2'h0)) : yp_arbiter;
 
 always @(posedge clk) begin
-    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_6;
+    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_5;
     if (rst) p0_send_head <= 1'h0; else p0_send_head <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
     if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel_2;
     if (rst) p0_send_ovc <= 1'h0; else p0_send_ovc <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
@@ -6246,10 +5943,9 @@ always @(posedge clk) begin
     if (rst) yp_send_head <= 1'h0; else yp_send_head <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
     if (rst) yp_vc0_send_header <= 128'h0; else yp_vc0_send_header <= yp_vc0_second1_sel_2;
     if (rst) yp_vc1_send_header <= 128'h0; else yp_vc1_send_header <= yp_vc1_second1_sel_2;
-    if (rst) yp_send_ovc <= 1'h0; else yp_send_ovc <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
-    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_last_sel) : p0_busy;
-    if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;
-    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_last_sel : p0_vc0_start;
+    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_5 ? (~p0_vc0_head0_last_sel) : p0_busy;
+    if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_5;
+    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_5 ? p0_vc0_head0_last_sel : p0_vc0_start;
     if (rst) p0_cur_out <= 3'h0; else p0_cur_out <= (~p0_busy) ? p0_vc0_head0_out_sel : p0_cur_out;
     if (rst) p0_cur_ovc <= 1'h0; else p0_cur_ovc <= (~p0_busy) ? p0_vc0_head0_ovc_sel : p0_cur_ovc;
     if (rst) p0_cur_drop <= 1'h0; else p0_cur_drop <= (~p0_busy) ? p0_vc0_head0_drop_sel : p0_cur_drop;
@@ -6287,44 +5983,45 @@ always @(posedge clk) begin
     if (rst) yp_vc_arbiter <= 1'h0; else yp_vc_arbiter <= ((yp_vc0_valid_and | yp_vc1_valid_and) & (~(yp_vc_arbiter_grant == 2'h0))) ? (yp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : yp_vc_arbiter;
     if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant[1] : yp_cur_vc;
     if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant[1] ? yp_vc1_head0_out_sel : yp_vc0_head0_out_sel) : yp_cur_out;
-    if (rst) yp_cur_ovc <= 1'h0; else yp_cur_ovc <= (~yp_busy) ? yp_vc1_head0_ovc_sel_2 : yp_cur_ovc;
     if (rst) yp_cur_drop <= 1'h0; else yp_cur_drop <= (~yp_busy) ? yp_vc1_head0_drop_sel_2 : yp_cur_drop;
     if (rst) p0_arbiter <= 3'h0; else p0_arbiter <= (~(p0_arbiter_grant == 5'h0)) ? for_p0_arbiter_or : p0_arbiter;
     if (rst) p1_arbiter <= 3'h0; else p1_arbiter <= (~(p1_arbiter_grant == 5'h0)) ? for_p1_arbiter_or : p1_arbiter;
-    if (rst) xp_arbiter <= 3'h0; else xp_arbiter <= (~(xp_arbiter_grant == 5'h0)) ? for_xp_arbiter_or : xp_arbiter;
-    if (rst) xn_arbiter <= 3'h0; else xn_arbiter <= (~(xn_arbiter_grant == 5'h0)) ? for_xn_arbiter_or : xn_arbiter;
-    if (rst) yp_arbiter <= 3'h0; else yp_arbiter <= (~(yp_arbiter_grant == 5'h0)) ? for_yp_arbiter_or : yp_arbiter;
+    if (rst) xp_arbiter <= 2'h0; else xp_arbiter <= (~(xp_arbiter_grant == 3'h0)) ? ((xp_arbiter_grant[0] ? 2'h1 : 2'h0) | (xp_arbiter_grant[1] ? 2'h2 : 2'h0)) : xp_arbiter;
+    if (rst) xn_arbiter <= 1'h0; else xn_arbiter <= (~(xn_arbiter_grant == 2'h0)) ? (xn_arbiter_grant[0] ? 1'h1 : 1'h0) : xn_arbiter;
+    if (rst) yp_arbiter <= 2'h0; else yp_arbiter <= yp_arbiter_sel;
 end
 
-assign yp_busy_cat = yp_busy_cat_6;
+assign yp_busy_cat = yp_busy_cat_3;
 assign p0_arbiter_grant_not = ~(p0_arbiter_grant == 5'h0);
 assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_6;
 assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_6;
 assign yp_vc0_asks_p0_not = ~(yp_vc0_asks_p0_cat == 5'h0);
 assign p0_owned_or = p0_owned_or_2;
-assign yp_busy_cat_2 = yp_busy_cat_7;
+assign yp_busy_cat_2 = yp_busy_cat_4;
 assign p1_arbiter_grant_not = ~(p1_arbiter_grant == 5'h0);
 assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_7;
 assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_7;
 assign yp_vc0_asks_p1_not = ~(yp_vc0_asks_p1_cat == 5'h0);
 assign p1_owned_or = p1_owned_or_2;
-assign yp_busy_cat_3 = yp_busy_cat_8;
-assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 5'h0);
+assign xp_busy_cat = xp_busy_cat_2;
+assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 3'h0);
 assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_8;
 assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_8;
-assign yp_vc0_asks_xp_not = ~(yp_vc0_asks_xp_cat == 5'h0);
+assign xp_vc0_asks_xp_not = ~(xp_vc0_asks_xp_cat == 3'h0);
 assign xp_owned_or = xp_owned_or_2;
-assign yp_busy_cat_4 = yp_busy_cat_9;
-assign xn_arbiter_grant_not = ~(xn_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_9;
-assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_9;
-assign yp_vc0_asks_xn_not = ~(yp_vc0_asks_xn_cat == 5'h0);
+assign p1_busy_cat = p1_busy_cat_2;
+assign xn_arbiter_grant_not = ~(xn_arbiter_grant == 2'h0);
+assign p0_vc0_head0_ovc_or_4 = (xn_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (xn_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0);
+assign p0_vc0_head0_flits_or_4 = (xn_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (xn_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0);
+assign p1_vc0_asks_xn_not = ~(p1_vc0_asks_xn_cat == 2'h0);
 assign xn_owned_or = xn_owned_or_2;
-assign yp_busy_cat_5 = yp_busy_cat_10;
-assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_10;
-assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_10;
-assign yp_vc0_asks_yp_not = ~(yp_vc0_asks_yp_cat == 5'h0);
+assign xn_busy_cat = xn_busy_cat_2;
+assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 4'h0);
+assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_9;
+assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_9;
+assign xn_vc0_asks_yp_not = ~(xn_vc0_asks_yp_cat == 4'h0);
 assign yp_owned_or = yp_owned_or_2;
 endmodule
 

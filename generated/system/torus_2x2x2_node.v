@@ -1475,16 +1475,16 @@ module torus_2x2x2_node_input_p0(
     here_x,
     here_y,
     here_z,
+    here_x_half,
+    here_x_wraps,
+    here_y_half,
+    here_y_wraps,
     here_z_half,
     here_z_wraps,
     here_z_top,
     here_z_bottom,
-    here_y_half,
-    here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     p0_mode_or,
@@ -1523,16 +1523,16 @@ module torus_2x2x2_node_input_p0(
     input wire [5:0] here_x;
     input wire [5:0] here_y;
     input wire [5:0] here_z;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
     input wire [5:0] here_z_half;
     input wire here_z_wraps;
     input wire here_z_top;
     input wire here_z_bottom;
-    input wire [5:0] here_y_half;
-    input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -1573,18 +1573,18 @@ wire [119:0] here_x_cat;
 wire [119:0] here_y_cat;
 wire s_axis_p0_tdata_and;
 wire s_axis_p0_tdata_not;
-wire drop;
-wire here_z_lt;
-wire here_z_half_not;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_p0_tdata_not_2;
-wire here_z_top_sel;
 wire here_y_lt;
 wire here_y_half_not;
 wire s_axis_p0_tdata_not_3;
-wire here_y_top_sel;
-wire here_x_lt;
-wire here_x_half_not;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_p0_tdata_not_4;
+wire drop;
+wire here_z_top_sel;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p0_tdata_plus;
@@ -1650,6 +1650,15 @@ assign s_axis_p0_tdata_and = (~s_axis_p0_tdata[53]) & (~s_axis_p0_tdata[52]) & (
     (~s_axis_p0_tdata[45]) & (~s_axis_p0_tdata[44]);
 assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata[57]) & (~s_axis_p0_tdata[56]) & (~s_axis_p0_tdata[55]) &
     ((~s_axis_p0_tdata[54]) | s_axis_p0_tdata_and));
+assign here_x_lt = here_x < s_axis_p0_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata[5:0]);
+assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata[5:0] == here_x);
+assign here_y_lt = here_y < s_axis_p0_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata[11:6]);
+assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata[11:6] == here_y);
+assign here_z_lt = here_z < s_axis_p0_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata[17:12]);
+assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata[17:12] == here_z);
 assign drop = (~((~s_axis_p0_tdata[5]) & (~s_axis_p0_tdata[4]) & (~s_axis_p0_tdata[3]) & (~s_axis_p0_tdata[2]) &
     (~s_axis_p0_tdata[1]))) |
     (~((~s_axis_p0_tdata[11]) & (~s_axis_p0_tdata[10]) & (~s_axis_p0_tdata[9]) & (~s_axis_p0_tdata[8]) &
@@ -1657,19 +1666,10 @@ assign drop = (~((~s_axis_p0_tdata[5]) & (~s_axis_p0_tdata[4]) & (~s_axis_p0_tda
     (~((~s_axis_p0_tdata[17]) & (~s_axis_p0_tdata[16]) & (~s_axis_p0_tdata[15]) & (~s_axis_p0_tdata[14]) &
     (~s_axis_p0_tdata[13]))) |
     (~((~s_axis_p0_tdata[21]) & (~s_axis_p0_tdata[20]) & (~s_axis_p0_tdata[19]))) | s_axis_p0_tdata_not;
-assign here_z_lt = here_z < s_axis_p0_tdata[17:12];
-assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata[17:12]);
-assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata[17:12] == here_z);
-assign here_z_top_sel = s_axis_p0_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_p0_tdata[11:6];
-assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata[11:6]);
-assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata[11:6] == here_y);
+assign here_z_top_sel = s_axis_p0_tdata_not_4 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel = s_axis_p0_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_p0_tdata[5:0];
-assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata[5:0]);
-assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata[5:0] == here_x);
-assign route_out = s_axis_p0_tdata_not_4 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata[20:18]));
-assign route_vc = s_axis_p0_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign route_out = s_axis_p0_tdata_not_2 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_4 ? 3'h4 : s_axis_p0_tdata[20:18]));
+assign route_vc = s_axis_p0_tdata_not_2 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
 assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p0: length policing ----
@@ -1760,16 +1760,16 @@ module torus_2x2x2_node_input_p1(
     here_x,
     here_y,
     here_z,
+    here_x_half,
+    here_x_wraps,
+    here_y_half,
+    here_y_wraps,
     here_z_half,
     here_z_wraps,
     here_z_top,
     here_z_bottom,
-    here_y_half,
-    here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     p1_mode_or,
@@ -1808,16 +1808,16 @@ module torus_2x2x2_node_input_p1(
     input wire [5:0] here_x;
     input wire [5:0] here_y;
     input wire [5:0] here_z;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
     input wire [5:0] here_z_half;
     input wire here_z_wraps;
     input wire here_z_top;
     input wire here_z_bottom;
-    input wire [5:0] here_y_half;
-    input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -1858,18 +1858,18 @@ wire [119:0] here_x_cat;
 wire [119:0] here_y_cat;
 wire s_axis_p1_tdata_and;
 wire s_axis_p1_tdata_not;
-wire drop;
-wire here_z_lt;
-wire here_z_half_not;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_p1_tdata_not_2;
-wire here_z_top_sel;
 wire here_y_lt;
 wire here_y_half_not;
 wire s_axis_p1_tdata_not_3;
-wire here_y_top_sel;
-wire here_x_lt;
-wire here_x_half_not;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_p1_tdata_not_4;
+wire drop;
+wire here_z_top_sel;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p1_tdata_plus;
@@ -1935,6 +1935,15 @@ assign s_axis_p1_tdata_and = (~s_axis_p1_tdata[53]) & (~s_axis_p1_tdata[52]) & (
     (~s_axis_p1_tdata[45]) & (~s_axis_p1_tdata[44]);
 assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata[57]) & (~s_axis_p1_tdata[56]) & (~s_axis_p1_tdata[55]) &
     ((~s_axis_p1_tdata[54]) | s_axis_p1_tdata_and));
+assign here_x_lt = here_x < s_axis_p1_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata[5:0]);
+assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata[5:0] == here_x);
+assign here_y_lt = here_y < s_axis_p1_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata[11:6]);
+assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata[11:6] == here_y);
+assign here_z_lt = here_z < s_axis_p1_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_p1_tdata[17:12]);
+assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata[17:12] == here_z);
 assign drop = (~((~s_axis_p1_tdata[5]) & (~s_axis_p1_tdata[4]) & (~s_axis_p1_tdata[3]) & (~s_axis_p1_tdata[2]) &
     (~s_axis_p1_tdata[1]))) |
     (~((~s_axis_p1_tdata[11]) & (~s_axis_p1_tdata[10]) & (~s_axis_p1_tdata[9]) & (~s_axis_p1_tdata[8]) &
@@ -1942,19 +1951,10 @@ assign drop = (~((~s_axis_p1_tdata[5]) & (~s_axis_p1_tdata[4]) & (~s_axis_p1_tda
     (~((~s_axis_p1_tdata[17]) & (~s_axis_p1_tdata[16]) & (~s_axis_p1_tdata[15]) & (~s_axis_p1_tdata[14]) &
     (~s_axis_p1_tdata[13]))) |
     (~((~s_axis_p1_tdata[21]) & (~s_axis_p1_tdata[20]) & (~s_axis_p1_tdata[19]))) | s_axis_p1_tdata_not;
-assign here_z_lt = here_z < s_axis_p1_tdata[17:12];
-assign here_z_half_not = ~(here_z_half < s_axis_p1_tdata[17:12]);
-assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata[17:12] == here_z);
-assign here_z_top_sel = s_axis_p1_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_p1_tdata[11:6];
-assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata[11:6]);
-assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata[11:6] == here_y);
+assign here_z_top_sel = s_axis_p1_tdata_not_4 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel = s_axis_p1_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_p1_tdata[5:0];
-assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata[5:0]);
-assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata[5:0] == here_x);
-assign route_out = s_axis_p1_tdata_not_4 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata[20:18]));
-assign route_vc = s_axis_p1_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign route_out = s_axis_p1_tdata_not_2 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_4 ? 3'h4 : s_axis_p1_tdata[20:18]));
+assign route_vc = s_axis_p1_tdata_not_2 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
 assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p1: length policing ----
@@ -2045,19 +2045,19 @@ module torus_2x2x2_node_input_xp(
     s_axis_xp_tlast,
     xp_vc0_pop,
     xp_vc1_pop,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_y,
+    here_y_half,
+    here_y_wraps,
     here_z,
     here_z_half,
     here_z_wraps,
     here_z_top,
     here_z_bottom,
-    here_y,
-    here_y_half,
-    here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     stat_xp_ecc_corrected,
@@ -2114,19 +2114,19 @@ module torus_2x2x2_node_input_xp(
     // inputs
     input wire xp_vc0_pop;
     input wire xp_vc1_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
     input wire [5:0] here_z;
     input wire [5:0] here_z_half;
     input wire here_z_wraps;
     input wire here_z_top;
     input wire here_z_bottom;
-    input wire [5:0] here_y;
-    input wire [5:0] here_y_half;
-    input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -2179,17 +2179,17 @@ wire s_axis_xp_tdata_and;
 wire [127:0] s_axis_xp_tdata_shl;
 wire [119:0] s_axis_xp_tdata_cat_2;
 wire s_axis_xp_tdata_and_2;
-wire here_z_lt;
-wire here_z_half_not;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_xp_tdata_not;
-wire here_z_top_sel;
 wire here_y_lt;
 wire here_y_half_not;
 wire s_axis_xp_tdata_not_2;
-wire here_y_top_sel;
-wire here_x_lt;
-wire here_x_half_not;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_xp_tdata_not_3;
+wire here_z_top_sel;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_xp_tdata_plus;
@@ -2228,23 +2228,23 @@ reg [127:0] xp_vc0_third1;
 wire s_axis_xp_tvalid_and_4;
 // input xp vc 0: a corrected header routed again
 wire xp_vc0_head1_and;
-wire xp_vc0_head1_or;
-wire here_z_lt_2;
-wire here_z_half_not_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
 wire xp_vc0_head1_not;
-wire here_z_top_sel_2;
 wire here_y_lt_2;
 wire here_y_half_not_2;
 wire xp_vc0_head1_not_2;
-wire here_y_top_sel_2;
-wire here_x_lt_2;
-wire here_x_half_not_2;
+wire here_z_lt_2;
+wire here_z_half_not_2;
 wire xp_vc0_head1_not_3;
+wire xp_vc0_head1_or;
+wire here_z_top_sel_2;
+wire here_y_top_sel_2;
 wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] xp_vc0_head1_plus;
 wire xp_vc0_reroute;
-wire [29:0] route_vc_cat;
+wire [29:0] here_x_cat;
 wire s_axis_xp_tvalid_and_5;
 reg [8:0] xp_vc1_wr;
 reg [8:0] xp_vc1_rd;
@@ -2270,21 +2270,21 @@ reg [127:0] xp_vc1_third1;
 wire s_axis_xp_tvalid_and_7;
 // input xp vc 1: a corrected header routed again
 wire xp_vc1_head1_and;
-wire xp_vc1_head1_or;
-wire here_z_lt_3;
-wire here_z_half_not_3;
 wire xp_vc1_head1_not;
-wire here_z_top_sel_3;
 wire here_y_lt_3;
 wire here_y_half_not_3;
 wire xp_vc1_head1_not_2;
-wire here_y_top_sel_3;
+wire here_z_lt_3;
+wire here_z_half_not_3;
 wire xp_vc1_head1_not_3;
+wire xp_vc1_head1_or;
+wire here_z_top_sel_3;
+wire here_y_top_sel_3;
 wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] xp_vc1_head1_plus;
 wire xp_vc1_reroute;
-wire [29:0] route_vc_cat_2;
+wire [29:0] here_x_cat_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [29:0] xp_vc0_mem0 [0:255];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -2342,19 +2342,19 @@ assign s_axis_xp_tdata_cat_2 = {s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[12
 assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata[53]) & (~s_axis_xp_tdata[52]) & (~s_axis_xp_tdata[51]) & (~s_axis_xp_tdata[50]) &
     (~s_axis_xp_tdata[49]) & (~s_axis_xp_tdata[48]) & (~s_axis_xp_tdata[47]) & (~s_axis_xp_tdata[46]) &
     (~s_axis_xp_tdata[45]) & (~s_axis_xp_tdata[44]);
-assign here_z_lt = here_z < s_axis_xp_tdata[17:12];
-assign here_z_half_not = ~(here_z_half < s_axis_xp_tdata[17:12]);
-assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata[17:12] == here_z);
-assign here_z_top_sel = s_axis_xp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_x_lt = here_x < s_axis_xp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata[5:0]);
+assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata[5:0] == here_x);
 assign here_y_lt = here_y < s_axis_xp_tdata[11:6];
 assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata[11:6]);
 assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata[11:6] == here_y);
+assign here_z_lt = here_z < s_axis_xp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_xp_tdata[17:12]);
+assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata[17:12] == here_z);
+assign here_z_top_sel = s_axis_xp_tdata_not_3 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel = s_axis_xp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_xp_tdata[5:0];
-assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata[5:0]);
-assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata[5:0] == here_x);
-assign route_out = s_axis_xp_tdata_not_3 ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata[20:18]));
-assign route_vc = s_axis_xp_tdata_not_3 ? (((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) |
+assign route_out = s_axis_xp_tdata_not ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not_3 ? 3'h4 : s_axis_xp_tdata[20:18]));
+assign route_vc = s_axis_xp_tdata_not ? (((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) |
     s_axis_xp_tuser) : here_y_top_sel;
 assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign drop = (~((~s_axis_xp_tdata[5]) & (~s_axis_xp_tdata[4]) & (~s_axis_xp_tdata[3]) & (~s_axis_xp_tdata[2]) &
@@ -2366,7 +2366,7 @@ assign drop = (~((~s_axis_xp_tdata[5]) & (~s_axis_xp_tdata[4]) & (~s_axis_xp_tda
     (~((~s_axis_xp_tdata[21]) & (~s_axis_xp_tdata[20]) & (~s_axis_xp_tdata[19]))) |
     (~((~s_axis_xp_tdata[57]) & (~s_axis_xp_tdata[56]) & (~s_axis_xp_tdata[55]) &
     ((~s_axis_xp_tdata[54]) | s_axis_xp_tdata_and_2))) |
-    s_axis_xp_tdata_and;
+    s_axis_xp_tdata_not | s_axis_xp_tdata_and;
 assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
 assign s_axis_xp_tdata_sel = xp_expect_head ? ({8'h0, (s_axis_xp_tdata[119:0] ^ (s_axis_xp_tdata_parity ? s_axis_xp_tdata_cat_2 : 120'h0))}) : s_axis_xp_tdata;
 assign xp_expect_head_cat = {(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0], drop, route_vc, route_out,
@@ -2395,6 +2395,15 @@ assign xp_vc0_head0_fix = xp_vc0_head0[29];
 assign xp_vc0_head1_and = (~xp_vc0_head1[53]) & (~xp_vc0_head1[52]) & (~xp_vc0_head1[51]) & (~xp_vc0_head1[50]) &
     (~xp_vc0_head1[49]) & (~xp_vc0_head1[48]) & (~xp_vc0_head1[47]) & (~xp_vc0_head1[46]) &
     (~xp_vc0_head1[45]) & (~xp_vc0_head1[44]);
+assign here_x_lt_2 = here_x < xp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1[5:0]);
+assign xp_vc0_head1_not = ~(xp_vc0_head1[5:0] == here_x);
+assign here_y_lt_2 = here_y < xp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1[11:6]);
+assign xp_vc0_head1_not_2 = ~(xp_vc0_head1[11:6] == here_y);
+assign here_z_lt_2 = here_z < xp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < xp_vc0_head1[17:12]);
+assign xp_vc0_head1_not_3 = ~(xp_vc0_head1[17:12] == here_z);
 assign xp_vc0_head1_or = (~((~xp_vc0_head1[5]) & (~xp_vc0_head1[4]) & (~xp_vc0_head1[3]) & (~xp_vc0_head1[2]) & (~xp_vc0_head1[1]))) |
     (~((~xp_vc0_head1[11]) & (~xp_vc0_head1[10]) & (~xp_vc0_head1[9]) & (~xp_vc0_head1[8]) &
     (~xp_vc0_head1[7]))) |
@@ -2402,23 +2411,15 @@ assign xp_vc0_head1_or = (~((~xp_vc0_head1[5]) & (~xp_vc0_head1[4]) & (~xp_vc0_h
     (~xp_vc0_head1[13]))) |
     (~((~xp_vc0_head1[21]) & (~xp_vc0_head1[20]) & (~xp_vc0_head1[19]))) |
     (~((~xp_vc0_head1[57]) & (~xp_vc0_head1[56]) & (~xp_vc0_head1[55]) &
-    ((~xp_vc0_head1[54]) | xp_vc0_head1_and)));
-assign here_z_lt_2 = here_z < xp_vc0_head1[17:12];
-assign here_z_half_not_2 = ~(here_z_half < xp_vc0_head1[17:12]);
-assign xp_vc0_head1_not = ~(xp_vc0_head1[17:12] == here_z);
-assign here_z_top_sel_2 = xp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < xp_vc0_head1[11:6];
-assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1[11:6]);
-assign xp_vc0_head1_not_2 = ~(xp_vc0_head1[11:6] == here_y);
+    ((~xp_vc0_head1[54]) | xp_vc0_head1_and))) |
+    xp_vc0_head1_not;
+assign here_z_top_sel_2 = xp_vc0_head1_not_3 ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel_2 = xp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < xp_vc0_head1[5:0];
-assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1[5:0]);
-assign xp_vc0_head1_not_3 = ~(xp_vc0_head1[5:0] == here_x);
-assign route_out_2 = xp_vc0_head1_not_3 ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1[20:18]));
-assign route_vc_2 = xp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign route_out_2 = xp_vc0_head1_not ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not_3 ? 3'h4 : xp_vc0_head1[20:18]));
+assign route_vc_2 = xp_vc0_head1_not ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
 assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign xp_vc0_reroute = xp_vc0_valid & xp_vc0_head0_fix & (~xp_vc0_pop);
-assign route_vc_cat = {1'h0, xp_vc0_head1_plus[6:0], xp_vc0_head1_or, route_vc_2, route_out_2, xp_vc0_head0_keep,
+assign here_x_cat = {1'h0, xp_vc0_head1_plus[6:0], xp_vc0_head1_or, route_vc_2, route_out_2, xp_vc0_head0_keep,
     xp_vc0_head0_last};
 assign xp_vc0_second0_last = xp_vc0_second0[0];
 assign xp_vc0_second0_keep = xp_vc0_second0[16:1];
@@ -2451,6 +2452,13 @@ assign xp_vc1_head0_fix = xp_vc1_head0[29];
 assign xp_vc1_head1_and = (~xp_vc1_head1[53]) & (~xp_vc1_head1[52]) & (~xp_vc1_head1[51]) & (~xp_vc1_head1[50]) &
     (~xp_vc1_head1[49]) & (~xp_vc1_head1[48]) & (~xp_vc1_head1[47]) & (~xp_vc1_head1[46]) &
     (~xp_vc1_head1[45]) & (~xp_vc1_head1[44]);
+assign xp_vc1_head1_not = ~(xp_vc1_head1[5:0] == here_x);
+assign here_y_lt_3 = here_y < xp_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1[11:6]);
+assign xp_vc1_head1_not_2 = ~(xp_vc1_head1[11:6] == here_y);
+assign here_z_lt_3 = here_z < xp_vc1_head1[17:12];
+assign here_z_half_not_3 = ~(here_z_half < xp_vc1_head1[17:12]);
+assign xp_vc1_head1_not_3 = ~(xp_vc1_head1[17:12] == here_z);
 assign xp_vc1_head1_or = (~((~xp_vc1_head1[5]) & (~xp_vc1_head1[4]) & (~xp_vc1_head1[3]) & (~xp_vc1_head1[2]) & (~xp_vc1_head1[1]))) |
     (~((~xp_vc1_head1[11]) & (~xp_vc1_head1[10]) & (~xp_vc1_head1[9]) & (~xp_vc1_head1[8]) &
     (~xp_vc1_head1[7]))) |
@@ -2458,21 +2466,15 @@ assign xp_vc1_head1_or = (~((~xp_vc1_head1[5]) & (~xp_vc1_head1[4]) & (~xp_vc1_h
     (~xp_vc1_head1[13]))) |
     (~((~xp_vc1_head1[21]) & (~xp_vc1_head1[20]) & (~xp_vc1_head1[19]))) |
     (~((~xp_vc1_head1[57]) & (~xp_vc1_head1[56]) & (~xp_vc1_head1[55]) &
-    ((~xp_vc1_head1[54]) | xp_vc1_head1_and)));
-assign here_z_lt_3 = here_z < xp_vc1_head1[17:12];
-assign here_z_half_not_3 = ~(here_z_half < xp_vc1_head1[17:12]);
-assign xp_vc1_head1_not = ~(xp_vc1_head1[17:12] == here_z);
-assign here_z_top_sel_3 = xp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_3 = here_y < xp_vc1_head1[11:6];
-assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1[11:6]);
-assign xp_vc1_head1_not_2 = ~(xp_vc1_head1[11:6] == here_y);
+    ((~xp_vc1_head1[54]) | xp_vc1_head1_and))) |
+    xp_vc1_head1_not;
+assign here_z_top_sel_3 = xp_vc1_head1_not_3 ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel_3 = xp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : here_z_top_sel_3;
-assign xp_vc1_head1_not_3 = ~(xp_vc1_head1[5:0] == here_x);
-assign route_out_3 = xp_vc1_head1_not_3 ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1[20:18]));
-assign route_vc_3 = xp_vc1_head1_not_3 ? 1'h1 : here_y_top_sel_3;
+assign route_out_3 = xp_vc1_head1_not ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not_3 ? 3'h4 : xp_vc1_head1[20:18]));
+assign route_vc_3 = xp_vc1_head1_not ? 1'h1 : here_y_top_sel_3;
 assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign xp_vc1_reroute = xp_vc1_valid & xp_vc1_head0_fix & (~xp_vc1_pop);
-assign route_vc_cat_2 = {1'h0, xp_vc1_head1_plus[6:0], xp_vc1_head1_or, route_vc_3, route_out_3, xp_vc1_head0_keep,
+assign here_x_cat_2 = {1'h0, xp_vc1_head1_plus[6:0], xp_vc1_head1_or, route_vc_3, route_out_3, xp_vc1_head0_keep,
     xp_vc1_head0_last};
 assign xp_vc1_second0_last = xp_vc1_second0[0];
 assign xp_vc1_second0_keep = xp_vc1_second0[16:1];
@@ -2501,7 +2503,7 @@ always @(posedge clk) begin
     if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or) |
     (xp_vc0_second_valid_sel & xp_vc0_landed_and);
     if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
-    if (xp_vc0_pop | (~xp_vc0_valid) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? route_vc_cat : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_vc0_read0_sel);
+    if (xp_vc0_pop | (~xp_vc0_valid) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? here_x_cat : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_vc0_read0_sel);
     if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (xp_vc0_second_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat);
     if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat;
     if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
@@ -2517,7 +2519,7 @@ always @(posedge clk) begin
     if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or) |
     (xp_vc1_second_valid_sel & xp_vc1_landed_and);
     if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
-    if (xp_vc1_pop | (~xp_vc1_valid) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? route_vc_cat_2 : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_vc1_read0_sel);
+    if (xp_vc1_pop | (~xp_vc1_valid) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? here_x_cat_2 : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_vc1_read0_sel);
     if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (xp_vc1_second_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat);
     if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat;
     if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
@@ -2542,19 +2544,19 @@ module torus_2x2x2_node_input_yp(
     s_axis_yp_tlast,
     yp_vc0_pop,
     yp_vc1_pop,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_y,
+    here_y_half,
+    here_y_wraps,
     here_z,
     here_z_half,
     here_z_wraps,
     here_z_top,
     here_z_bottom,
-    here_y,
-    here_y_half,
-    here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     stat_yp_ecc_corrected,
@@ -2611,19 +2613,19 @@ module torus_2x2x2_node_input_yp(
     // inputs
     input wire yp_vc0_pop;
     input wire yp_vc1_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
     input wire [5:0] here_z;
     input wire [5:0] here_z_half;
     input wire here_z_wraps;
     input wire here_z_top;
     input wire here_z_bottom;
-    input wire [5:0] here_y;
-    input wire [5:0] here_y_half;
-    input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -2676,17 +2678,18 @@ wire s_axis_yp_tdata_and;
 wire [127:0] s_axis_yp_tdata_shl;
 wire [119:0] s_axis_yp_tdata_cat_2;
 wire s_axis_yp_tdata_and_2;
-wire here_z_lt;
-wire here_z_half_not;
+wire here_x_lt;
+wire here_x_half_not;
+wire s_axis_yp_tdata_eq;
 wire s_axis_yp_tdata_not;
-wire here_z_top_sel;
 wire here_y_lt;
 wire here_y_half_not;
 wire s_axis_yp_tdata_not_2;
-wire here_y_top_sel;
-wire here_x_lt;
-wire here_x_half_not;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_yp_tdata_not_3;
+wire here_z_top_sel;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_yp_tdata_plus;
@@ -2725,18 +2728,19 @@ reg [127:0] yp_vc0_third1;
 wire s_axis_yp_tvalid_and_4;
 // input yp vc 0: a corrected header routed again
 wire yp_vc0_head1_and;
-wire yp_vc0_head1_or;
-wire here_z_lt_2;
-wire here_z_half_not_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
+wire yp_vc0_head1_eq;
 wire yp_vc0_head1_not;
-wire here_z_top_sel_2;
 wire here_y_lt_2;
 wire here_y_half_not_2;
 wire yp_vc0_head1_not_2;
-wire here_y_top_sel_2;
-wire here_x_lt_2;
-wire here_x_half_not_2;
+wire here_z_lt_2;
+wire here_z_half_not_2;
 wire yp_vc0_head1_not_3;
+wire yp_vc0_head1_or;
+wire here_z_top_sel_2;
+wire here_y_top_sel_2;
 wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] yp_vc0_head1_plus;
@@ -2767,15 +2771,16 @@ reg [127:0] yp_vc1_third1;
 wire s_axis_yp_tvalid_and_7;
 // input yp vc 1: a corrected header routed again
 wire yp_vc1_head1_and;
-wire yp_vc1_head1_or;
-wire here_z_lt_3;
-wire here_z_half_not_3;
-wire yp_vc1_head1_not;
-wire here_z_top_sel_3;
-wire yp_vc1_head1_not_2;
 wire here_x_lt_3;
 wire here_x_half_not_3;
+wire yp_vc1_head1_eq;
+wire yp_vc1_head1_not;
+wire yp_vc1_head1_not_2;
+wire here_z_lt_3;
+wire here_z_half_not_3;
 wire yp_vc1_head1_not_3;
+wire yp_vc1_head1_or;
+wire here_z_top_sel_3;
 wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] yp_vc1_head1_plus;
@@ -2838,20 +2843,21 @@ assign s_axis_yp_tdata_cat_2 = {s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[12
 assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata[53]) & (~s_axis_yp_tdata[52]) & (~s_axis_yp_tdata[51]) & (~s_axis_yp_tdata[50]) &
     (~s_axis_yp_tdata[49]) & (~s_axis_yp_tdata[48]) & (~s_axis_yp_tdata[47]) & (~s_axis_yp_tdata[46]) &
     (~s_axis_yp_tdata[45]) & (~s_axis_yp_tdata[44]);
-assign here_z_lt = here_z < s_axis_yp_tdata[17:12];
-assign here_z_half_not = ~(here_z_half < s_axis_yp_tdata[17:12]);
-assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata[17:12] == here_z);
-assign here_z_top_sel = s_axis_yp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_x_lt = here_x < s_axis_yp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata[5:0]);
+assign s_axis_yp_tdata_eq = s_axis_yp_tdata[5:0] == here_x;
+assign s_axis_yp_tdata_not = ~s_axis_yp_tdata_eq;
 assign here_y_lt = here_y < s_axis_yp_tdata[11:6];
 assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata[11:6]);
 assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata[11:6] == here_y);
+assign here_z_lt = here_z < s_axis_yp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_yp_tdata[17:12]);
+assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata[17:12] == here_z);
+assign here_z_top_sel = s_axis_yp_tdata_not_3 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) |
     s_axis_yp_tuser) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_yp_tdata[5:0];
-assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata[5:0]);
-assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata[5:0] == here_x);
-assign route_out = s_axis_yp_tdata_not_3 ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata[20:18]));
-assign route_vc = s_axis_yp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign route_out = s_axis_yp_tdata_not ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not_3 ? 3'h4 : s_axis_yp_tdata[20:18]));
+assign route_vc = s_axis_yp_tdata_not ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
 assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign drop = (~((~s_axis_yp_tdata[5]) & (~s_axis_yp_tdata[4]) & (~s_axis_yp_tdata[3]) & (~s_axis_yp_tdata[2]) &
     (~s_axis_yp_tdata[1]))) |
@@ -2862,7 +2868,7 @@ assign drop = (~((~s_axis_yp_tdata[5]) & (~s_axis_yp_tdata[4]) & (~s_axis_yp_tda
     (~((~s_axis_yp_tdata[21]) & (~s_axis_yp_tdata[20]) & (~s_axis_yp_tdata[19]))) |
     (~((~s_axis_yp_tdata[57]) & (~s_axis_yp_tdata[56]) & (~s_axis_yp_tdata[55]) &
     ((~s_axis_yp_tdata[54]) | s_axis_yp_tdata_and_2))) |
-    s_axis_yp_tdata_and;
+    s_axis_yp_tdata_not | (s_axis_yp_tdata_not_2 & s_axis_yp_tdata_eq) | s_axis_yp_tdata_and;
 assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
 assign s_axis_yp_tdata_sel = yp_expect_head ? ({8'h0, (s_axis_yp_tdata[119:0] ^ (s_axis_yp_tdata_parity ? s_axis_yp_tdata_cat_2 : 120'h0))}) : s_axis_yp_tdata;
 assign yp_expect_head_cat = {(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0], drop, route_vc, route_out,
@@ -2891,6 +2897,16 @@ assign yp_vc0_head0_fix = yp_vc0_head0[29];
 assign yp_vc0_head1_and = (~yp_vc0_head1[53]) & (~yp_vc0_head1[52]) & (~yp_vc0_head1[51]) & (~yp_vc0_head1[50]) &
     (~yp_vc0_head1[49]) & (~yp_vc0_head1[48]) & (~yp_vc0_head1[47]) & (~yp_vc0_head1[46]) &
     (~yp_vc0_head1[45]) & (~yp_vc0_head1[44]);
+assign here_x_lt_2 = here_x < yp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1[5:0]);
+assign yp_vc0_head1_eq = yp_vc0_head1[5:0] == here_x;
+assign yp_vc0_head1_not = ~yp_vc0_head1_eq;
+assign here_y_lt_2 = here_y < yp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1[11:6]);
+assign yp_vc0_head1_not_2 = ~(yp_vc0_head1[11:6] == here_y);
+assign here_z_lt_2 = here_z < yp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < yp_vc0_head1[17:12]);
+assign yp_vc0_head1_not_3 = ~(yp_vc0_head1[17:12] == here_z);
 assign yp_vc0_head1_or = (~((~yp_vc0_head1[5]) & (~yp_vc0_head1[4]) & (~yp_vc0_head1[3]) & (~yp_vc0_head1[2]) & (~yp_vc0_head1[1]))) |
     (~((~yp_vc0_head1[11]) & (~yp_vc0_head1[10]) & (~yp_vc0_head1[9]) & (~yp_vc0_head1[8]) &
     (~yp_vc0_head1[7]))) |
@@ -2898,20 +2914,12 @@ assign yp_vc0_head1_or = (~((~yp_vc0_head1[5]) & (~yp_vc0_head1[4]) & (~yp_vc0_h
     (~yp_vc0_head1[13]))) |
     (~((~yp_vc0_head1[21]) & (~yp_vc0_head1[20]) & (~yp_vc0_head1[19]))) |
     (~((~yp_vc0_head1[57]) & (~yp_vc0_head1[56]) & (~yp_vc0_head1[55]) &
-    ((~yp_vc0_head1[54]) | yp_vc0_head1_and)));
-assign here_z_lt_2 = here_z < yp_vc0_head1[17:12];
-assign here_z_half_not_2 = ~(here_z_half < yp_vc0_head1[17:12]);
-assign yp_vc0_head1_not = ~(yp_vc0_head1[17:12] == here_z);
-assign here_z_top_sel_2 = yp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < yp_vc0_head1[11:6];
-assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1[11:6]);
-assign yp_vc0_head1_not_2 = ~(yp_vc0_head1[11:6] == here_y);
+    ((~yp_vc0_head1[54]) | yp_vc0_head1_and))) |
+    yp_vc0_head1_not | (yp_vc0_head1_not_2 & yp_vc0_head1_eq);
+assign here_z_top_sel_2 = yp_vc0_head1_not_3 ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel_2 = yp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < yp_vc0_head1[5:0];
-assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1[5:0]);
-assign yp_vc0_head1_not_3 = ~(yp_vc0_head1[5:0] == here_x);
-assign route_out_2 = yp_vc0_head1_not_3 ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1[20:18]));
-assign route_vc_2 = yp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign route_out_2 = yp_vc0_head1_not ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not_3 ? 3'h4 : yp_vc0_head1[20:18]));
+assign route_vc_2 = yp_vc0_head1_not ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
 assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign yp_vc0_reroute = yp_vc0_valid & yp_vc0_head0_fix & (~yp_vc0_pop);
 assign route_vc_cat = {1'h0, yp_vc0_head1_plus[6:0], yp_vc0_head1_or, route_vc_2, route_out_2, yp_vc0_head0_keep,
@@ -2947,6 +2955,14 @@ assign yp_vc1_head0_fix = yp_vc1_head0[29];
 assign yp_vc1_head1_and = (~yp_vc1_head1[53]) & (~yp_vc1_head1[52]) & (~yp_vc1_head1[51]) & (~yp_vc1_head1[50]) &
     (~yp_vc1_head1[49]) & (~yp_vc1_head1[48]) & (~yp_vc1_head1[47]) & (~yp_vc1_head1[46]) &
     (~yp_vc1_head1[45]) & (~yp_vc1_head1[44]);
+assign here_x_lt_3 = here_x < yp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1[5:0]);
+assign yp_vc1_head1_eq = yp_vc1_head1[5:0] == here_x;
+assign yp_vc1_head1_not = ~yp_vc1_head1_eq;
+assign yp_vc1_head1_not_2 = ~(yp_vc1_head1[11:6] == here_y);
+assign here_z_lt_3 = here_z < yp_vc1_head1[17:12];
+assign here_z_half_not_3 = ~(here_z_half < yp_vc1_head1[17:12]);
+assign yp_vc1_head1_not_3 = ~(yp_vc1_head1[17:12] == here_z);
 assign yp_vc1_head1_or = (~((~yp_vc1_head1[5]) & (~yp_vc1_head1[4]) & (~yp_vc1_head1[3]) & (~yp_vc1_head1[2]) & (~yp_vc1_head1[1]))) |
     (~((~yp_vc1_head1[11]) & (~yp_vc1_head1[10]) & (~yp_vc1_head1[9]) & (~yp_vc1_head1[8]) &
     (~yp_vc1_head1[7]))) |
@@ -2954,17 +2970,11 @@ assign yp_vc1_head1_or = (~((~yp_vc1_head1[5]) & (~yp_vc1_head1[4]) & (~yp_vc1_h
     (~yp_vc1_head1[13]))) |
     (~((~yp_vc1_head1[21]) & (~yp_vc1_head1[20]) & (~yp_vc1_head1[19]))) |
     (~((~yp_vc1_head1[57]) & (~yp_vc1_head1[56]) & (~yp_vc1_head1[55]) &
-    ((~yp_vc1_head1[54]) | yp_vc1_head1_and)));
-assign here_z_lt_3 = here_z < yp_vc1_head1[17:12];
-assign here_z_half_not_3 = ~(here_z_half < yp_vc1_head1[17:12]);
-assign yp_vc1_head1_not = ~(yp_vc1_head1[17:12] == here_z);
-assign here_z_top_sel_3 = yp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
-assign yp_vc1_head1_not_2 = ~(yp_vc1_head1[11:6] == here_y);
-assign here_x_lt_3 = here_x < yp_vc1_head1[5:0];
-assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1[5:0]);
-assign yp_vc1_head1_not_3 = ~(yp_vc1_head1[5:0] == here_x);
-assign route_out_3 = yp_vc1_head1_not_3 ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1[20:18]));
-assign route_vc_3 = yp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : (yp_vc1_head1_not_2 ? 1'h1 : here_z_top_sel_3);
+    ((~yp_vc1_head1[54]) | yp_vc1_head1_and))) |
+    yp_vc1_head1_not | (yp_vc1_head1_not_2 & yp_vc1_head1_eq);
+assign here_z_top_sel_3 = yp_vc1_head1_not_3 ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
+assign route_out_3 = yp_vc1_head1_not ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not_3 ? 3'h4 : yp_vc1_head1[20:18]));
+assign route_vc_3 = yp_vc1_head1_not ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : (yp_vc1_head1_not_2 ? 1'h1 : here_z_top_sel_3);
 assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign yp_vc1_reroute = yp_vc1_valid & yp_vc1_head0_fix & (~yp_vc1_pop);
 assign route_vc_cat_2 = {1'h0, yp_vc1_head1_plus[6:0], yp_vc1_head1_or, route_vc_3, route_out_3, yp_vc1_head0_keep,
@@ -3037,19 +3047,19 @@ module torus_2x2x2_node_input_zp(
     s_axis_zp_tlast,
     zp_vc0_pop,
     zp_vc1_pop,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_y,
+    here_y_half,
+    here_y_wraps,
     here_z,
     here_z_half,
     here_z_wraps,
     here_z_top,
     here_z_bottom,
-    here_y,
-    here_y_half,
-    here_y_wraps,
     here_y_top,
     here_y_bottom,
-    here_x,
-    here_x_half,
-    here_x_wraps,
     here_x_top,
     here_x_bottom,
     stat_zp_ecc_corrected,
@@ -3106,19 +3116,19 @@ module torus_2x2x2_node_input_zp(
     // inputs
     input wire zp_vc0_pop;
     input wire zp_vc1_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
     input wire [5:0] here_z;
     input wire [5:0] here_z_half;
     input wire here_z_wraps;
     input wire here_z_top;
     input wire here_z_bottom;
-    input wire [5:0] here_y;
-    input wire [5:0] here_y_half;
-    input wire here_y_wraps;
     input wire here_y_top;
     input wire here_y_bottom;
-    input wire [5:0] here_x;
-    input wire [5:0] here_x_half;
-    input wire here_x_wraps;
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
@@ -3171,17 +3181,18 @@ wire s_axis_zp_tdata_and;
 wire [127:0] s_axis_zp_tdata_shl;
 wire [119:0] s_axis_zp_tdata_cat_2;
 wire s_axis_zp_tdata_and_2;
-wire here_z_lt;
-wire here_z_half_not;
+wire here_x_lt;
+wire here_x_half_not;
+wire s_axis_zp_tdata_eq;
 wire s_axis_zp_tdata_not;
-wire here_z_top_sel;
 wire here_y_lt;
 wire here_y_half_not;
 wire s_axis_zp_tdata_not_2;
-wire here_y_top_sel;
-wire here_x_lt;
-wire here_x_half_not;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_zp_tdata_not_3;
+wire here_z_top_sel;
+wire here_y_top_sel;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_zp_tdata_plus;
@@ -3220,18 +3231,19 @@ reg [127:0] zp_vc0_third1;
 wire s_axis_zp_tvalid_and_4;
 // input zp vc 0: a corrected header routed again
 wire zp_vc0_head1_and;
-wire zp_vc0_head1_or;
-wire here_z_lt_2;
-wire here_z_half_not_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
+wire zp_vc0_head1_eq;
 wire zp_vc0_head1_not;
-wire here_z_top_sel_2;
 wire here_y_lt_2;
 wire here_y_half_not_2;
 wire zp_vc0_head1_not_2;
-wire here_y_top_sel_2;
-wire here_x_lt_2;
-wire here_x_half_not_2;
+wire here_z_lt_2;
+wire here_z_half_not_2;
 wire zp_vc0_head1_not_3;
+wire zp_vc0_head1_or;
+wire here_z_top_sel_2;
+wire here_y_top_sel_2;
 wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] zp_vc0_head1_plus;
@@ -3262,15 +3274,16 @@ reg [127:0] zp_vc1_third1;
 wire s_axis_zp_tvalid_and_7;
 // input zp vc 1: a corrected header routed again
 wire zp_vc1_head1_and;
-wire zp_vc1_head1_or;
+wire here_x_lt_3;
+wire here_x_half_not_3;
+wire zp_vc1_head1_eq;
 wire zp_vc1_head1_not;
 wire here_y_lt_3;
 wire here_y_half_not_3;
 wire zp_vc1_head1_not_2;
-wire here_y_top_sel_3;
-wire here_x_lt_3;
-wire here_x_half_not_3;
 wire zp_vc1_head1_not_3;
+wire zp_vc1_head1_or;
+wire here_y_top_sel_3;
 wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] zp_vc1_head1_plus;
@@ -3333,20 +3346,21 @@ assign s_axis_zp_tdata_cat_2 = {s_axis_zp_tdata_shl[127], s_axis_zp_tdata_shl[12
 assign s_axis_zp_tdata_and_2 = (~s_axis_zp_tdata[53]) & (~s_axis_zp_tdata[52]) & (~s_axis_zp_tdata[51]) & (~s_axis_zp_tdata[50]) &
     (~s_axis_zp_tdata[49]) & (~s_axis_zp_tdata[48]) & (~s_axis_zp_tdata[47]) & (~s_axis_zp_tdata[46]) &
     (~s_axis_zp_tdata[45]) & (~s_axis_zp_tdata[44]);
-assign here_z_lt = here_z < s_axis_zp_tdata[17:12];
-assign here_z_half_not = ~(here_z_half < s_axis_zp_tdata[17:12]);
-assign s_axis_zp_tdata_not = ~(s_axis_zp_tdata[17:12] == here_z);
-assign here_z_top_sel = s_axis_zp_tdata_not ? (((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) |
-    s_axis_zp_tuser) : 1'h0;
+assign here_x_lt = here_x < s_axis_zp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_zp_tdata[5:0]);
+assign s_axis_zp_tdata_eq = s_axis_zp_tdata[5:0] == here_x;
+assign s_axis_zp_tdata_not = ~s_axis_zp_tdata_eq;
 assign here_y_lt = here_y < s_axis_zp_tdata[11:6];
 assign here_y_half_not = ~(here_y_half < s_axis_zp_tdata[11:6]);
 assign s_axis_zp_tdata_not_2 = ~(s_axis_zp_tdata[11:6] == here_y);
+assign here_z_lt = here_z < s_axis_zp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_zp_tdata[17:12]);
+assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata[17:12] == here_z);
+assign here_z_top_sel = s_axis_zp_tdata_not_3 ? (((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) |
+    s_axis_zp_tuser) : 1'h0;
 assign here_y_top_sel = s_axis_zp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_zp_tdata[5:0];
-assign here_x_half_not = ~(here_x_half < s_axis_zp_tdata[5:0]);
-assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata[5:0] == here_x);
-assign route_out = s_axis_zp_tdata_not_3 ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not ? 3'h4 : s_axis_zp_tdata[20:18]));
-assign route_vc = s_axis_zp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign route_out = s_axis_zp_tdata_not ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not_3 ? 3'h4 : s_axis_zp_tdata[20:18]));
+assign route_vc = s_axis_zp_tdata_not ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
 assign s_axis_zp_tdata_plus = ((({1'h0, s_axis_zp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign drop = (~((~s_axis_zp_tdata[5]) & (~s_axis_zp_tdata[4]) & (~s_axis_zp_tdata[3]) & (~s_axis_zp_tdata[2]) &
     (~s_axis_zp_tdata[1]))) |
@@ -3357,7 +3371,8 @@ assign drop = (~((~s_axis_zp_tdata[5]) & (~s_axis_zp_tdata[4]) & (~s_axis_zp_tda
     (~((~s_axis_zp_tdata[21]) & (~s_axis_zp_tdata[20]) & (~s_axis_zp_tdata[19]))) |
     (~((~s_axis_zp_tdata[57]) & (~s_axis_zp_tdata[56]) & (~s_axis_zp_tdata[55]) &
     ((~s_axis_zp_tdata[54]) | s_axis_zp_tdata_and_2))) |
-    s_axis_zp_tdata_and;
+    s_axis_zp_tdata_not | (s_axis_zp_tdata_not_2 & s_axis_zp_tdata_eq) |
+    (s_axis_zp_tdata_not_3 & (~(s_axis_zp_tdata_not | s_axis_zp_tdata_not_2))) | s_axis_zp_tdata_and;
 assign s_axis_zp_tvalid_and = s_axis_zp_tvalid & zp_expect_head;
 assign s_axis_zp_tdata_sel = zp_expect_head ? ({8'h0, (s_axis_zp_tdata[119:0] ^ (s_axis_zp_tdata_parity ? s_axis_zp_tdata_cat_2 : 120'h0))}) : s_axis_zp_tdata;
 assign zp_expect_head_cat = {(zp_expect_head & s_axis_zp_tdata_parity), s_axis_zp_tdata_plus[6:0], drop, route_vc, route_out,
@@ -3386,6 +3401,16 @@ assign zp_vc0_head0_fix = zp_vc0_head0[29];
 assign zp_vc0_head1_and = (~zp_vc0_head1[53]) & (~zp_vc0_head1[52]) & (~zp_vc0_head1[51]) & (~zp_vc0_head1[50]) &
     (~zp_vc0_head1[49]) & (~zp_vc0_head1[48]) & (~zp_vc0_head1[47]) & (~zp_vc0_head1[46]) &
     (~zp_vc0_head1[45]) & (~zp_vc0_head1[44]);
+assign here_x_lt_2 = here_x < zp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < zp_vc0_head1[5:0]);
+assign zp_vc0_head1_eq = zp_vc0_head1[5:0] == here_x;
+assign zp_vc0_head1_not = ~zp_vc0_head1_eq;
+assign here_y_lt_2 = here_y < zp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < zp_vc0_head1[11:6]);
+assign zp_vc0_head1_not_2 = ~(zp_vc0_head1[11:6] == here_y);
+assign here_z_lt_2 = here_z < zp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < zp_vc0_head1[17:12]);
+assign zp_vc0_head1_not_3 = ~(zp_vc0_head1[17:12] == here_z);
 assign zp_vc0_head1_or = (~((~zp_vc0_head1[5]) & (~zp_vc0_head1[4]) & (~zp_vc0_head1[3]) & (~zp_vc0_head1[2]) & (~zp_vc0_head1[1]))) |
     (~((~zp_vc0_head1[11]) & (~zp_vc0_head1[10]) & (~zp_vc0_head1[9]) & (~zp_vc0_head1[8]) &
     (~zp_vc0_head1[7]))) |
@@ -3393,20 +3418,13 @@ assign zp_vc0_head1_or = (~((~zp_vc0_head1[5]) & (~zp_vc0_head1[4]) & (~zp_vc0_h
     (~zp_vc0_head1[13]))) |
     (~((~zp_vc0_head1[21]) & (~zp_vc0_head1[20]) & (~zp_vc0_head1[19]))) |
     (~((~zp_vc0_head1[57]) & (~zp_vc0_head1[56]) & (~zp_vc0_head1[55]) &
-    ((~zp_vc0_head1[54]) | zp_vc0_head1_and)));
-assign here_z_lt_2 = here_z < zp_vc0_head1[17:12];
-assign here_z_half_not_2 = ~(here_z_half < zp_vc0_head1[17:12]);
-assign zp_vc0_head1_not = ~(zp_vc0_head1[17:12] == here_z);
-assign here_z_top_sel_2 = zp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < zp_vc0_head1[11:6];
-assign here_y_half_not_2 = ~(here_y_half < zp_vc0_head1[11:6]);
-assign zp_vc0_head1_not_2 = ~(zp_vc0_head1[11:6] == here_y);
+    ((~zp_vc0_head1[54]) | zp_vc0_head1_and))) |
+    zp_vc0_head1_not | (zp_vc0_head1_not_2 & zp_vc0_head1_eq) |
+    (zp_vc0_head1_not_3 & (~(zp_vc0_head1_not | zp_vc0_head1_not_2)));
+assign here_z_top_sel_2 = zp_vc0_head1_not_3 ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
 assign here_y_top_sel_2 = zp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < zp_vc0_head1[5:0];
-assign here_x_half_not_2 = ~(here_x_half < zp_vc0_head1[5:0]);
-assign zp_vc0_head1_not_3 = ~(zp_vc0_head1[5:0] == here_x);
-assign route_out_2 = zp_vc0_head1_not_3 ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not ? 3'h4 : zp_vc0_head1[20:18]));
-assign route_vc_2 = zp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign route_out_2 = zp_vc0_head1_not ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not_3 ? 3'h4 : zp_vc0_head1[20:18]));
+assign route_vc_2 = zp_vc0_head1_not ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
 assign zp_vc0_head1_plus = ((({1'h0, zp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign zp_vc0_reroute = zp_vc0_valid & zp_vc0_head0_fix & (~zp_vc0_pop);
 assign route_vc_cat = {1'h0, zp_vc0_head1_plus[6:0], zp_vc0_head1_or, route_vc_2, route_out_2, zp_vc0_head0_keep,
@@ -3442,6 +3460,14 @@ assign zp_vc1_head0_fix = zp_vc1_head0[29];
 assign zp_vc1_head1_and = (~zp_vc1_head1[53]) & (~zp_vc1_head1[52]) & (~zp_vc1_head1[51]) & (~zp_vc1_head1[50]) &
     (~zp_vc1_head1[49]) & (~zp_vc1_head1[48]) & (~zp_vc1_head1[47]) & (~zp_vc1_head1[46]) &
     (~zp_vc1_head1[45]) & (~zp_vc1_head1[44]);
+assign here_x_lt_3 = here_x < zp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < zp_vc1_head1[5:0]);
+assign zp_vc1_head1_eq = zp_vc1_head1[5:0] == here_x;
+assign zp_vc1_head1_not = ~zp_vc1_head1_eq;
+assign here_y_lt_3 = here_y < zp_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < zp_vc1_head1[11:6]);
+assign zp_vc1_head1_not_2 = ~(zp_vc1_head1[11:6] == here_y);
+assign zp_vc1_head1_not_3 = ~(zp_vc1_head1[17:12] == here_z);
 assign zp_vc1_head1_or = (~((~zp_vc1_head1[5]) & (~zp_vc1_head1[4]) & (~zp_vc1_head1[3]) & (~zp_vc1_head1[2]) & (~zp_vc1_head1[1]))) |
     (~((~zp_vc1_head1[11]) & (~zp_vc1_head1[10]) & (~zp_vc1_head1[9]) & (~zp_vc1_head1[8]) &
     (~zp_vc1_head1[7]))) |
@@ -3449,17 +3475,12 @@ assign zp_vc1_head1_or = (~((~zp_vc1_head1[5]) & (~zp_vc1_head1[4]) & (~zp_vc1_h
     (~zp_vc1_head1[13]))) |
     (~((~zp_vc1_head1[21]) & (~zp_vc1_head1[20]) & (~zp_vc1_head1[19]))) |
     (~((~zp_vc1_head1[57]) & (~zp_vc1_head1[56]) & (~zp_vc1_head1[55]) &
-    ((~zp_vc1_head1[54]) | zp_vc1_head1_and)));
-assign zp_vc1_head1_not = ~(zp_vc1_head1[17:12] == here_z);
-assign here_y_lt_3 = here_y < zp_vc1_head1[11:6];
-assign here_y_half_not_3 = ~(here_y_half < zp_vc1_head1[11:6]);
-assign zp_vc1_head1_not_2 = ~(zp_vc1_head1[11:6] == here_y);
-assign here_y_top_sel_3 = zp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : (zp_vc1_head1_not ? 1'h1 : 1'h0);
-assign here_x_lt_3 = here_x < zp_vc1_head1[5:0];
-assign here_x_half_not_3 = ~(here_x_half < zp_vc1_head1[5:0]);
-assign zp_vc1_head1_not_3 = ~(zp_vc1_head1[5:0] == here_x);
-assign route_out_3 = zp_vc1_head1_not_3 ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not ? 3'h4 : zp_vc1_head1[20:18]));
-assign route_vc_3 = zp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : here_y_top_sel_3;
+    ((~zp_vc1_head1[54]) | zp_vc1_head1_and))) |
+    zp_vc1_head1_not | (zp_vc1_head1_not_2 & zp_vc1_head1_eq) |
+    (zp_vc1_head1_not_3 & (~(zp_vc1_head1_not | zp_vc1_head1_not_2)));
+assign here_y_top_sel_3 = zp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : (zp_vc1_head1_not_3 ? 1'h1 : 1'h0);
+assign route_out_3 = zp_vc1_head1_not ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not_3 ? 3'h4 : zp_vc1_head1[20:18]));
+assign route_vc_3 = zp_vc1_head1_not ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : here_y_top_sel_3;
 assign zp_vc1_head1_plus = ((({1'h0, zp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 assign zp_vc1_reroute = zp_vc1_valid & zp_vc1_head0_fix & (~zp_vc1_pop);
 assign route_vc_cat_2 = {1'h0, zp_vc1_head1_plus[6:0], zp_vc1_head1_or, route_vc_3, route_out_3, zp_vc1_head0_keep,
@@ -3823,32 +3844,20 @@ module torus_2x2x2_node_output_xp(
     rst,
     m_axis_xp_tready,
     m_axis_xp_credit,
-    zp_busy_cat,
+    p1_busy_cat,
     xp_owned_or,
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    zp_vc0_asks_xp_not,
+    p1_vc0_asks_xp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
-    xp_vc1_send_header_sel,
-    yp_vc1_send_header_sel,
-    zp_vc1_send_header_sel,
     p0_vc0_head0_keep,
     p1_vc0_head0_keep,
-    xp_vc1_head0_keep_sel,
-    yp_vc1_head0_keep_sel,
-    zp_vc1_head0_keep_sel,
     p0_vc0_head0_last,
     p1_vc0_head0_last,
-    xp_vc1_head0_last_sel,
-    yp_vc1_head0_last_sel,
-    zp_vc1_head0_last_sel,
     p0_send_ovc,
     p1_send_ovc,
-    xp_send_ovc,
-    yp_send_ovc,
-    zp_send_ovc,
     xp_out_valid,
     xp_slot,
     xp_room0,
@@ -3875,32 +3884,20 @@ module torus_2x2x2_node_output_xp(
     input wire [1:0] m_axis_xp_credit;
     /* verilator lint_on UNUSEDSIGNAL */
     // inputs
-    input wire [4:0] zp_busy_cat;
+    input wire [1:0] p1_busy_cat;
     input wire xp_owned_or;
     input wire xp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire zp_vc0_asks_xp_not;
+    input wire p1_vc0_asks_xp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
-    input wire [127:0] xp_vc1_send_header_sel;
-    input wire [127:0] yp_vc1_send_header_sel;
-    input wire [127:0] zp_vc1_send_header_sel;
     input wire [15:0] p0_vc0_head0_keep;
     input wire [15:0] p1_vc0_head0_keep;
-    input wire [15:0] xp_vc1_head0_keep_sel;
-    input wire [15:0] yp_vc1_head0_keep_sel;
-    input wire [15:0] zp_vc1_head0_keep_sel;
     input wire p0_vc0_head0_last;
     input wire p1_vc0_head0_last;
-    input wire xp_vc1_head0_last_sel;
-    input wire yp_vc1_head0_last_sel;
-    input wire zp_vc1_head0_last_sel;
     input wire p0_send_ovc;
     input wire p1_send_ovc;
-    input wire xp_send_ovc;
-    input wire yp_send_ovc;
-    input wire zp_send_ovc;
     // outputs: status and counters
     output reg xp_out_valid;
     output reg xp_slot;
@@ -3923,7 +3920,7 @@ module torus_2x2x2_node_output_xp(
 // outputs: state the allocator reads
 reg xp_skid_valid;
 reg xp_skid2_valid;
-reg [4:0] xp_sel;
+reg [1:0] xp_sel;
 reg [8:0] xp_credit0;
 reg [8:0] xp_credit1;
 reg xp_head_vc;
@@ -3961,25 +3958,18 @@ wire [9:0] xp_credit1_minus;
 // ---- outputs: state the allocator reads ----
 
 // ---- output xp ----
-assign xp_sel_is0 = xp_sel == 5'h0;
+assign xp_sel_is0 = xp_sel == 2'h0;
 assign xp_push = ~xp_sel_is0;
 assign xp_out_valid_or = (~xp_out_valid) | m_axis_xp_tready;
 assign xp_out_valid_and = xp_out_valid & m_axis_xp_tready;
 assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid;
 assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
 assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
-assign p0_vc0_send_header_sel_or = (xp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (xp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
-    (xp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (xp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
-    (xp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (xp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (xp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
-    (xp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (xp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
-    (xp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (xp_sel[0] ? p0_vc0_head0_last : 1'h0) | (xp_sel[1] ? p1_vc0_head0_last : 1'h0) |
-    (xp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (xp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
-    (xp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_send_header_sel_or = (xp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (xp_sel[1] ? p1_vc0_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (xp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (xp_sel[1] ? p1_vc0_head0_keep : 16'h0);
+assign p0_vc0_head0_last_or = (xp_sel[0] ? p0_vc0_head0_last : 1'h0) | (xp_sel[1] ? p1_vc0_head0_last : 1'h0);
 assign xp_push_and = xp_push & p0_vc0_head0_last_or;
-assign p0_send_ovc_or = (xp_sel[0] ? p0_send_ovc : 1'h0) | (xp_sel[1] ? p1_send_ovc : 1'h0) | (xp_sel[2] ? xp_send_ovc : 1'h0) |
-    (xp_sel[3] ? yp_send_ovc : 1'h0) | (xp_sel[4] ? zp_send_ovc : 1'h0);
+assign p0_send_ovc_or = (xp_sel[0] ? p0_send_ovc : 1'h0) | (xp_sel[1] ? p1_send_ovc : 1'h0);
 assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
 assign xp_head_flits_sel = (xp_head_in & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
 assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
@@ -3991,7 +3981,7 @@ always @(posedge clk) begin
     if (rst) xp_out_valid <= 1'h0; else xp_out_valid <= xp_skid_valid_sel | xp_push;
     if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
     if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
-    if (rst) xp_sel <= 5'h0; else xp_sel <= zp_busy_cat;
+    if (rst) xp_sel <= 2'h0; else xp_sel <= p1_busy_cat;
     if (rst) xp_slot <= 1'h1; else xp_slot <= ~xp_skid2_valid_or;
     if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
     if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
@@ -4003,7 +3993,7 @@ always @(posedge clk) begin
     if (rst) xp_head_in <= 1'h0; else xp_head_in <= xp_arbiter_grant_not;
     if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) xp_asked <= 1'h0; else xp_asked <= zp_vc0_asks_xp_not;
+    if (rst) xp_asked <= 1'h0; else xp_asked <= p1_vc0_asks_xp_not;
     if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or : xp_skid2_data0;
     if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or) : xp_skid_data0;
     if (rst) xp_out_data0 <= 128'h0; else xp_out_data0 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or) : xp_out_data0;
@@ -4029,32 +4019,24 @@ module torus_2x2x2_node_output_yp(
     rst,
     m_axis_yp_tready,
     m_axis_yp_credit,
-    zp_busy_cat,
+    xp_busy_cat,
     yp_owned_or,
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    zp_vc0_asks_yp_not,
+    xp_vc0_asks_yp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
-    yp_vc1_send_header_sel,
-    zp_vc1_send_header_sel,
     p0_vc0_head0_keep,
     p1_vc0_head0_keep,
     xp_vc1_head0_keep_sel,
-    yp_vc1_head0_keep_sel,
-    zp_vc1_head0_keep_sel,
     p0_vc0_head0_last,
     p1_vc0_head0_last,
     xp_vc1_head0_last_sel,
-    yp_vc1_head0_last_sel,
-    zp_vc1_head0_last_sel,
     p0_send_ovc,
     p1_send_ovc,
     xp_send_ovc,
-    yp_send_ovc,
-    zp_send_ovc,
     yp_out_valid,
     yp_slot,
     yp_room0,
@@ -4081,32 +4063,24 @@ module torus_2x2x2_node_output_yp(
     input wire [1:0] m_axis_yp_credit;
     /* verilator lint_on UNUSEDSIGNAL */
     // inputs
-    input wire [4:0] zp_busy_cat;
+    input wire [2:0] xp_busy_cat;
     input wire yp_owned_or;
     input wire yp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire zp_vc0_asks_yp_not;
+    input wire xp_vc0_asks_yp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
-    input wire [127:0] yp_vc1_send_header_sel;
-    input wire [127:0] zp_vc1_send_header_sel;
     input wire [15:0] p0_vc0_head0_keep;
     input wire [15:0] p1_vc0_head0_keep;
     input wire [15:0] xp_vc1_head0_keep_sel;
-    input wire [15:0] yp_vc1_head0_keep_sel;
-    input wire [15:0] zp_vc1_head0_keep_sel;
     input wire p0_vc0_head0_last;
     input wire p1_vc0_head0_last;
     input wire xp_vc1_head0_last_sel;
-    input wire yp_vc1_head0_last_sel;
-    input wire zp_vc1_head0_last_sel;
     input wire p0_send_ovc;
     input wire p1_send_ovc;
     input wire xp_send_ovc;
-    input wire yp_send_ovc;
-    input wire zp_send_ovc;
     // outputs: status and counters
     output reg yp_out_valid;
     output reg yp_slot;
@@ -4129,7 +4103,7 @@ module torus_2x2x2_node_output_yp(
 // outputs: state the allocator reads
 reg yp_skid_valid;
 reg yp_skid2_valid;
-reg [4:0] yp_sel;
+reg [2:0] yp_sel;
 reg [8:0] yp_credit0;
 reg [8:0] yp_credit1;
 reg yp_head_vc;
@@ -4167,7 +4141,7 @@ wire [9:0] yp_credit1_minus;
 // ---- outputs: state the allocator reads ----
 
 // ---- output yp ----
-assign yp_sel_is0 = yp_sel == 5'h0;
+assign yp_sel_is0 = yp_sel == 3'h0;
 assign yp_push = ~yp_sel_is0;
 assign yp_out_valid_or = (~yp_out_valid) | m_axis_yp_tready;
 assign yp_out_valid_and = yp_out_valid & m_axis_yp_tready;
@@ -4175,17 +4149,13 @@ assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid;
 assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
 assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
 assign p0_vc0_send_header_sel_or = (yp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (yp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
-    (yp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (yp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
-    (yp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+    (yp_sel[2] ? xp_vc1_send_header_sel : 128'h0);
 assign p0_vc0_head0_keep_or = (yp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (yp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
-    (yp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (yp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
-    (yp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+    (yp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0);
 assign p0_vc0_head0_last_or = (yp_sel[0] ? p0_vc0_head0_last : 1'h0) | (yp_sel[1] ? p1_vc0_head0_last : 1'h0) |
-    (yp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (yp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
-    (yp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+    (yp_sel[2] ? xp_vc1_head0_last_sel : 1'h0);
 assign yp_push_and = yp_push & p0_vc0_head0_last_or;
-assign p0_send_ovc_or = (yp_sel[0] ? p0_send_ovc : 1'h0) | (yp_sel[1] ? p1_send_ovc : 1'h0) | (yp_sel[2] ? xp_send_ovc : 1'h0) |
-    (yp_sel[3] ? yp_send_ovc : 1'h0) | (yp_sel[4] ? zp_send_ovc : 1'h0);
+assign p0_send_ovc_or = (yp_sel[0] ? p0_send_ovc : 1'h0) | (yp_sel[1] ? p1_send_ovc : 1'h0) | (yp_sel[2] ? xp_send_ovc : 1'h0);
 assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
 assign yp_head_flits_sel = (yp_head_in & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
 assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
@@ -4197,7 +4167,7 @@ always @(posedge clk) begin
     if (rst) yp_out_valid <= 1'h0; else yp_out_valid <= yp_skid_valid_sel | yp_push;
     if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
     if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
-    if (rst) yp_sel <= 5'h0; else yp_sel <= zp_busy_cat;
+    if (rst) yp_sel <= 3'h0; else yp_sel <= xp_busy_cat;
     if (rst) yp_slot <= 1'h1; else yp_slot <= ~yp_skid2_valid_or;
     if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
     if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
@@ -4209,7 +4179,7 @@ always @(posedge clk) begin
     if (rst) yp_head_in <= 1'h0; else yp_head_in <= yp_arbiter_grant_not;
     if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) yp_asked <= 1'h0; else yp_asked <= zp_vc0_asks_yp_not;
+    if (rst) yp_asked <= 1'h0; else yp_asked <= xp_vc0_asks_yp_not;
     if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or : yp_skid2_data0;
     if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or) : yp_skid_data0;
     if (rst) yp_out_data0 <= 128'h0; else yp_out_data0 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or) : yp_out_data0;
@@ -4235,32 +4205,28 @@ module torus_2x2x2_node_output_zp(
     rst,
     m_axis_zp_tready,
     m_axis_zp_credit,
-    zp_busy_cat,
+    yp_busy_cat,
     zp_owned_or,
     zp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    zp_vc0_asks_zp_not,
+    yp_vc0_asks_zp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
     yp_vc1_send_header_sel,
-    zp_vc1_send_header_sel,
     p0_vc0_head0_keep,
     p1_vc0_head0_keep,
     xp_vc1_head0_keep_sel,
     yp_vc1_head0_keep_sel,
-    zp_vc1_head0_keep_sel,
     p0_vc0_head0_last,
     p1_vc0_head0_last,
     xp_vc1_head0_last_sel,
     yp_vc1_head0_last_sel,
-    zp_vc1_head0_last_sel,
     p0_send_ovc,
     p1_send_ovc,
     xp_send_ovc,
     yp_send_ovc,
-    zp_send_ovc,
     zp_out_valid,
     zp_slot,
     zp_room0,
@@ -4287,32 +4253,28 @@ module torus_2x2x2_node_output_zp(
     input wire [1:0] m_axis_zp_credit;
     /* verilator lint_on UNUSEDSIGNAL */
     // inputs
-    input wire [4:0] zp_busy_cat;
+    input wire [3:0] yp_busy_cat;
     input wire zp_owned_or;
     input wire zp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire zp_vc0_asks_zp_not;
+    input wire yp_vc0_asks_zp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
     input wire [127:0] yp_vc1_send_header_sel;
-    input wire [127:0] zp_vc1_send_header_sel;
     input wire [15:0] p0_vc0_head0_keep;
     input wire [15:0] p1_vc0_head0_keep;
     input wire [15:0] xp_vc1_head0_keep_sel;
     input wire [15:0] yp_vc1_head0_keep_sel;
-    input wire [15:0] zp_vc1_head0_keep_sel;
     input wire p0_vc0_head0_last;
     input wire p1_vc0_head0_last;
     input wire xp_vc1_head0_last_sel;
     input wire yp_vc1_head0_last_sel;
-    input wire zp_vc1_head0_last_sel;
     input wire p0_send_ovc;
     input wire p1_send_ovc;
     input wire xp_send_ovc;
     input wire yp_send_ovc;
-    input wire zp_send_ovc;
     // outputs: status and counters
     output reg zp_out_valid;
     output reg zp_slot;
@@ -4335,7 +4297,7 @@ module torus_2x2x2_node_output_zp(
 // outputs: state the allocator reads
 reg zp_skid_valid;
 reg zp_skid2_valid;
-reg [4:0] zp_sel;
+reg [3:0] zp_sel;
 reg [8:0] zp_credit0;
 reg [8:0] zp_credit1;
 reg zp_head_vc;
@@ -4373,7 +4335,7 @@ wire [9:0] zp_credit1_minus;
 // ---- outputs: state the allocator reads ----
 
 // ---- output zp ----
-assign zp_sel_is0 = zp_sel == 5'h0;
+assign zp_sel_is0 = zp_sel == 4'h0;
 assign zp_push = ~zp_sel_is0;
 assign zp_out_valid_or = (~zp_out_valid) | m_axis_zp_tready;
 assign zp_out_valid_and = zp_out_valid & m_axis_zp_tready;
@@ -4381,17 +4343,14 @@ assign zp_skid_valid_sel = zp_out_valid_and ? zp_skid_valid : zp_out_valid;
 assign zp_skid2_valid_sel = zp_out_valid_and ? zp_skid2_valid : zp_skid_valid;
 assign zp_skid2_valid_or = zp_skid2_valid_sel | (zp_skid_valid_sel & zp_push);
 assign p0_vc0_send_header_sel_or = (zp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (zp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
-    (zp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (zp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
-    (zp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+    (zp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (zp_sel[3] ? yp_vc1_send_header_sel : 128'h0);
 assign p0_vc0_head0_keep_or = (zp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (zp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
-    (zp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (zp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
-    (zp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+    (zp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (zp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0);
 assign p0_vc0_head0_last_or = (zp_sel[0] ? p0_vc0_head0_last : 1'h0) | (zp_sel[1] ? p1_vc0_head0_last : 1'h0) |
-    (zp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (zp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
-    (zp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+    (zp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (zp_sel[3] ? yp_vc1_head0_last_sel : 1'h0);
 assign zp_push_and = zp_push & p0_vc0_head0_last_or;
 assign p0_send_ovc_or = (zp_sel[0] ? p0_send_ovc : 1'h0) | (zp_sel[1] ? p1_send_ovc : 1'h0) | (zp_sel[2] ? xp_send_ovc : 1'h0) |
-    (zp_sel[3] ? yp_send_ovc : 1'h0) | (zp_sel[4] ? zp_send_ovc : 1'h0);
+    (zp_sel[3] ? yp_send_ovc : 1'h0);
 assign zp_credit0_plus = ({1'h0, zp_credit0}) + ({9'h0, m_axis_zp_credit[0]});
 assign zp_head_flits_sel = (zp_head_in & (~zp_head_vc)) ? ({3'h0, zp_head_flits}) : 10'h0;
 assign zp_credit0_minus = zp_credit0_plus - zp_head_flits_sel;
@@ -4403,7 +4362,7 @@ always @(posedge clk) begin
     if (rst) zp_out_valid <= 1'h0; else zp_out_valid <= zp_skid_valid_sel | zp_push;
     if (rst) zp_skid_valid <= 1'h0; else zp_skid_valid <= zp_skid2_valid_or;
     if (rst) zp_skid2_valid <= 1'h0; else zp_skid2_valid <= ((~zp_out_valid_and) & zp_skid2_valid) | (zp_skid2_valid_sel & zp_push);
-    if (rst) zp_sel <= 5'h0; else zp_sel <= zp_busy_cat;
+    if (rst) zp_sel <= 4'h0; else zp_sel <= yp_busy_cat;
     if (rst) zp_slot <= 1'h1; else zp_slot <= ~zp_skid2_valid_or;
     if (rst) zp_credit0 <= 9'h100; else zp_credit0 <= zp_credit0_minus[8:0];
     if (rst) zp_credit1 <= 9'h100; else zp_credit1 <= zp_credit1_minus[8:0];
@@ -4415,7 +4374,7 @@ always @(posedge clk) begin
     if (rst) zp_head_in <= 1'h0; else zp_head_in <= zp_arbiter_grant_not;
     if (rst) zp_head_vc <= 1'h0; else zp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) zp_head_flits <= 7'h0; else zp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) zp_asked <= 1'h0; else zp_asked <= zp_vc0_asks_zp_not;
+    if (rst) zp_asked <= 1'h0; else zp_asked <= yp_vc0_asks_zp_not;
     if (rst) zp_skid2_data0 <= 128'h0; else zp_skid2_data0 <= zp_push ? p0_vc0_send_header_sel_or : zp_skid2_data0;
     if (rst) zp_skid_data0 <= 128'h0; else zp_skid_data0 <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_data0 : p0_vc0_send_header_sel_or) : zp_skid_data0;
     if (rst) zp_out_data0 <= 128'h0; else zp_out_data0 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_data0 : p0_vc0_send_header_sel_or) : zp_out_data0;
@@ -4636,7 +4595,6 @@ module torus_2x2x2_node_allocator(
     zp_send_head,
     zp_vc0_send_header,
     zp_vc1_send_header,
-    zp_send_ovc,
     zp_busy_cat,
     p0_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
@@ -4649,23 +4607,23 @@ module torus_2x2x2_node_allocator(
     p0_vc0_head0_flits_or_2,
     zp_vc0_asks_p1_not,
     p1_owned_or,
-    zp_busy_cat_3,
+    p1_busy_cat,
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_3,
     p0_vc0_head0_flits_or_3,
-    zp_vc0_asks_xp_not,
+    p1_vc0_asks_xp_not,
     xp_owned_or,
-    zp_busy_cat_4,
+    xp_busy_cat,
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_4,
     p0_vc0_head0_flits_or_4,
-    zp_vc0_asks_yp_not,
+    xp_vc0_asks_yp_not,
     yp_owned_or,
-    zp_busy_cat_5,
+    yp_busy_cat,
     zp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_5,
     p0_vc0_head0_flits_or_5,
-    zp_vc0_asks_zp_not,
+    yp_vc0_asks_zp_not,
     zp_owned_or
 );
     // clocks and resets
@@ -4934,7 +4892,6 @@ module torus_2x2x2_node_allocator(
     output reg zp_send_head;
     output reg [127:0] zp_vc0_send_header;
     output reg [127:0] zp_vc1_send_header;
-    output reg zp_send_ovc;
     output wire [4:0] zp_busy_cat;
     output wire p0_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or;
@@ -4947,23 +4904,23 @@ module torus_2x2x2_node_allocator(
     output wire [6:0] p0_vc0_head0_flits_or_2;
     output wire zp_vc0_asks_p1_not;
     output wire p1_owned_or;
-    output wire [4:0] zp_busy_cat_3;
+    output wire [1:0] p1_busy_cat;
     output wire xp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_3;
     output wire [6:0] p0_vc0_head0_flits_or_3;
-    output wire zp_vc0_asks_xp_not;
+    output wire p1_vc0_asks_xp_not;
     output wire xp_owned_or;
-    output wire [4:0] zp_busy_cat_4;
+    output wire [2:0] xp_busy_cat;
     output wire yp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_4;
     output wire [6:0] p0_vc0_head0_flits_or_4;
-    output wire zp_vc0_asks_yp_not;
+    output wire xp_vc0_asks_yp_not;
     output wire yp_owned_or;
-    output wire [4:0] zp_busy_cat_5;
+    output wire [3:0] yp_busy_cat;
     output wire zp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_5;
     output wire [6:0] p0_vc0_head0_flits_or_5;
-    output wire zp_vc0_asks_zp_not;
+    output wire yp_vc0_asks_zp_not;
     output wire zp_owned_or;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -5098,7 +5055,6 @@ wire [4:0] zp_slot_shr_3;
 wire xp_busy_and;
 wire xp_holds_p0;
 wire xp_holds_p1;
-wire xp_holds_xp;
 wire xp_holds_yp;
 wire xp_holds_zp;
 wire xp_busy_and_2;
@@ -5162,8 +5118,6 @@ wire [4:0] zp_slot_shr_4;
 wire yp_busy_and;
 wire yp_holds_p0;
 wire yp_holds_p1;
-wire yp_holds_xp;
-wire yp_holds_yp;
 wire yp_holds_zp;
 wire yp_busy_and_2;
 reg zp_busy;
@@ -5220,15 +5174,11 @@ wire zp_vc1_head0_drop_sel_2;
 wire [6:0] zp_vc1_head0_flits_sel;
 reg zp_cur_vc;
 reg [2:0] zp_cur_out;
-reg zp_cur_ovc;
 reg zp_cur_drop;
 wire [4:0] zp_slot_shr_5;
 wire zp_busy_and;
 wire zp_holds_p0;
 wire zp_holds_p1;
-wire zp_holds_xp;
-wire zp_holds_yp;
-wire zp_holds_zp;
 wire zp_busy_and_2;
 // allocation: outputs grant an input (each output's arbiter, and whether each input won)
 wire p0_vc0_asks_p0;
@@ -5251,31 +5201,19 @@ wire zp_vc1_asks_p1;
 wire [4:0] zp_vc0_asks_p1_cat;
 wire p0_vc0_asks_xp;
 wire p1_vc0_asks_xp;
-wire xp_vc0_asks_xp;
-wire xp_vc1_asks_xp;
-wire yp_vc0_asks_xp;
-wire yp_vc1_asks_xp;
-wire zp_vc0_asks_xp;
-wire zp_vc1_asks_xp;
-wire [4:0] zp_vc0_asks_xp_cat;
+wire [1:0] p1_vc0_asks_xp_cat;
 wire p0_vc0_asks_yp;
 wire p1_vc0_asks_yp;
 wire xp_vc0_asks_yp;
 wire xp_vc1_asks_yp;
-wire yp_vc0_asks_yp;
-wire yp_vc1_asks_yp;
-wire zp_vc0_asks_yp;
-wire zp_vc1_asks_yp;
-wire [4:0] zp_vc0_asks_yp_cat;
+wire [2:0] xp_vc0_asks_yp_cat;
 wire p0_vc0_asks_zp;
 wire p1_vc0_asks_zp;
 wire xp_vc0_asks_zp;
 wire xp_vc1_asks_zp;
 wire yp_vc0_asks_zp;
 wire yp_vc1_asks_zp;
-wire zp_vc0_asks_zp;
-wire zp_vc1_asks_zp;
-wire [4:0] zp_vc0_asks_zp_cat;
+wire [3:0] yp_vc0_asks_zp_cat;
 reg [2:0] p0_arbiter;
 wire p0_arbiter_turn_p0;
 wire p0_arbiter_turn_p1;
@@ -5292,30 +5230,21 @@ wire p1_arbiter_turn_yp;
 wire p1_arbiter_turn_zp;
 wire [4:0] p1_arbiter_grant;
 wire [2:0] for_p1_arbiter_or;
-reg [2:0] xp_arbiter;
+reg xp_arbiter;
 wire xp_arbiter_turn_p0;
 wire xp_arbiter_turn_p1;
-wire xp_arbiter_turn_xp;
-wire xp_arbiter_turn_yp;
-wire xp_arbiter_turn_zp;
-wire [4:0] xp_arbiter_grant;
-wire [2:0] for_xp_arbiter_or;
-reg [2:0] yp_arbiter;
+wire [1:0] xp_arbiter_grant;
+reg [1:0] yp_arbiter;
 wire yp_arbiter_turn_p0;
 wire yp_arbiter_turn_p1;
 wire yp_arbiter_turn_xp;
-wire yp_arbiter_turn_yp;
-wire yp_arbiter_turn_zp;
-wire [4:0] yp_arbiter_grant;
-wire [2:0] for_yp_arbiter_or;
-reg [2:0] zp_arbiter;
+wire [2:0] yp_arbiter_grant;
+reg [1:0] zp_arbiter;
 wire zp_arbiter_turn_p0;
 wire zp_arbiter_turn_p1;
 wire zp_arbiter_turn_xp;
 wire zp_arbiter_turn_yp;
-wire zp_arbiter_turn_zp;
-wire [4:0] zp_arbiter_grant;
-wire [2:0] for_zp_arbiter_or;
+wire [3:0] zp_arbiter_grant;
 wire p0_turn_at_p0;
 wire p0_won_at_p0;
 wire p0_turn_at_p1;
@@ -5340,8 +5269,6 @@ wire xp_turn_at_p0;
 wire p0_won_at_xp;
 wire xp_turn_at_p1;
 wire p1_won_at_xp;
-wire xp_turn_at_xp;
-wire xp_won_at_xp;
 wire xp_turn_at_yp;
 wire yp_won_at_xp;
 wire xp_turn_at_zp;
@@ -5350,30 +5277,19 @@ wire yp_turn_at_p0;
 wire p0_won_at_yp;
 wire yp_turn_at_p1;
 wire p1_won_at_yp;
-wire yp_turn_at_xp;
-wire xp_won_at_yp;
-wire yp_turn_at_yp;
-wire yp_won_at_yp;
 wire yp_turn_at_zp;
 wire zp_won_at_yp;
 wire zp_turn_at_p0;
 wire p0_won_at_zp;
 wire zp_turn_at_p1;
 wire p1_won_at_zp;
-wire zp_turn_at_xp;
-wire xp_won_at_zp;
-wire zp_turn_at_yp;
-wire yp_won_at_zp;
-wire zp_turn_at_zp;
-wire zp_won_at_zp;
 wire p0_busy_or;
 wire p0_busy_or_2;
 wire p0_busy_or_3;
 wire p0_busy_or_4;
-wire p0_busy_or_5;
 // allocation: the schedule for the next cycle
 wire p0_won_at_p0_or;
-wire p0_busy_or_6;
+wire p0_busy_or_5;
 wire p0_won_at_p1_or;
 wire p1_busy_or;
 wire p0_won_at_xp_or;
@@ -5388,26 +5304,26 @@ wire p0_won_at_zp_or;
 wire zp_busy_or;
 wire zp_cur_vc_sel;
 wire zp_vc1_head0_last_sel_3;
-wire [4:0] zp_busy_cat_6;
+wire [4:0] zp_busy_cat_3;
 wire p0_vc0_head0_ovc_or_6;
 wire [6:0] p0_vc0_head0_flits_or_6;
 wire p0_owned_or_2;
-wire [4:0] zp_busy_cat_7;
+wire [4:0] zp_busy_cat_4;
 wire p0_vc0_head0_ovc_or_7;
 wire [6:0] p0_vc0_head0_flits_or_7;
 wire p1_owned_or_2;
-wire [4:0] zp_busy_cat_8;
+wire [1:0] p1_busy_cat_2;
+wire xp_owned_or_2;
+wire [2:0] xp_busy_cat_2;
 wire p0_vc0_head0_ovc_or_8;
 wire [6:0] p0_vc0_head0_flits_or_8;
-wire xp_owned_or_2;
-wire [4:0] zp_busy_cat_9;
+wire yp_owned_or_2;
+wire [3:0] yp_busy_cat_2;
 wire p0_vc0_head0_ovc_or_9;
 wire [6:0] p0_vc0_head0_flits_or_9;
-wire yp_owned_or_2;
-wire [4:0] zp_busy_cat_10;
-wire p0_vc0_head0_ovc_or_10;
-wire [6:0] p0_vc0_head0_flits_or_10;
 wire zp_owned_or_2;
+// output zp
+wire [1:0] zp_arbiter_sel;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- allocation: each input's next flit and VC choice ----
@@ -5630,7 +5546,6 @@ assign zp_slot_shr_3 = zp_slot_cat >> xp_cur_out;
 assign xp_busy_and = xp_busy & (xp_cur_vc ? xp_vc1_valid_sel : xp_vc0_valid_sel) & (zp_slot_shr_3[0] | xp_cur_drop);
 assign xp_holds_p0 = (xp_cur_out == 3'h0) & (~xp_cur_drop);
 assign xp_holds_p1 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
-assign xp_holds_xp = (xp_cur_out == 3'h2) & (~xp_cur_drop);
 assign xp_holds_yp = (xp_cur_out == 3'h3) & (~xp_cur_drop);
 assign xp_holds_zp = (xp_cur_out == 3'h4) & (~xp_cur_drop);
 assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel);
@@ -5736,8 +5651,6 @@ assign zp_slot_shr_4 = zp_slot_cat >> yp_cur_out;
 assign yp_busy_and = yp_busy & (yp_cur_vc ? yp_vc1_valid_sel : yp_vc0_valid_sel) & (zp_slot_shr_4[0] | yp_cur_drop);
 assign yp_holds_p0 = (yp_cur_out == 3'h0) & (~yp_cur_drop);
 assign yp_holds_p1 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
-assign yp_holds_xp = (yp_cur_out == 3'h2) & (~yp_cur_drop);
-assign yp_holds_yp = (yp_cur_out == 3'h3) & (~yp_cur_drop);
 assign yp_holds_zp = (yp_cur_out == 3'h4) & (~yp_cur_drop);
 assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel);
 assign zp_vc0_valid_sel = zp_vc0_stay ? zp_vc0_valid : zp_vc0_second_valid;
@@ -5842,9 +5755,6 @@ assign zp_slot_shr_5 = zp_slot_cat >> zp_cur_out;
 assign zp_busy_and = zp_busy & (zp_cur_vc ? zp_vc1_valid_sel : zp_vc0_valid_sel) & (zp_slot_shr_5[0] | zp_cur_drop);
 assign zp_holds_p0 = (zp_cur_out == 3'h0) & (~zp_cur_drop);
 assign zp_holds_p1 = (zp_cur_out == 3'h1) & (~zp_cur_drop);
-assign zp_holds_xp = (zp_cur_out == 3'h2) & (~zp_cur_drop);
-assign zp_holds_yp = (zp_cur_out == 3'h3) & (~zp_cur_drop);
-assign zp_holds_zp = (zp_cur_out == 3'h4) & (~zp_cur_drop);
 assign zp_busy_and_2 = zp_busy_and & (zp_cur_vc ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel);
 
 // ---- allocation: outputs grant an input (each output's arbiter, and whether each input won) ----
@@ -5888,20 +5798,7 @@ assign p0_vc0_asks_xp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h2) & (~p0
     (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
 assign p1_vc0_asks_xp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h2) & (~p1_vc0_head0_drop_sel) &
     (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign xp_vc0_asks_xp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h2) & (~xp_vc0_head0_drop_sel) &
-    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign xp_vc1_asks_xp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h2) & (~xp_vc1_head0_drop_sel) &
-    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign yp_vc0_asks_xp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h2) & (~yp_vc0_head0_drop_sel) &
-    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign yp_vc1_asks_xp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h2) & (~yp_vc1_head0_drop_sel) &
-    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign zp_vc0_asks_xp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h2) & (~zp_vc0_head0_drop_sel) &
-    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign zp_vc1_asks_xp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h2) & (~zp_vc1_head0_drop_sel) &
-    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign zp_vc0_asks_xp_cat = {(zp_vc0_asks_xp | zp_vc1_asks_xp), (yp_vc0_asks_xp | yp_vc1_asks_xp),
-    (xp_vc0_asks_xp | xp_vc1_asks_xp), p1_vc0_asks_xp, p0_vc0_asks_xp};
+assign p1_vc0_asks_xp_cat = {p1_vc0_asks_xp, p0_vc0_asks_xp};
 assign p0_vc0_asks_yp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3) & (~p0_vc0_head0_drop_sel) &
     (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
 assign p1_vc0_asks_yp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3) & (~p1_vc0_head0_drop_sel) &
@@ -5910,16 +5807,7 @@ assign xp_vc0_asks_yp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h3) 
     (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
 assign xp_vc1_asks_yp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h3) & (~xp_vc1_head0_drop_sel) &
     (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign yp_vc0_asks_yp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h3) & (~yp_vc0_head0_drop_sel) &
-    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign yp_vc1_asks_yp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h3) & (~yp_vc1_head0_drop_sel) &
-    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign zp_vc0_asks_yp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h3) & (~zp_vc0_head0_drop_sel) &
-    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign zp_vc1_asks_yp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h3) & (~zp_vc1_head0_drop_sel) &
-    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign zp_vc0_asks_yp_cat = {(zp_vc0_asks_yp | zp_vc1_asks_yp), (yp_vc0_asks_yp | yp_vc1_asks_yp),
-    (xp_vc0_asks_yp | xp_vc1_asks_yp), p1_vc0_asks_yp, p0_vc0_asks_yp};
+assign xp_vc0_asks_yp_cat = {(xp_vc0_asks_yp | xp_vc1_asks_yp), p1_vc0_asks_yp, p0_vc0_asks_yp};
 assign p0_vc0_asks_zp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4) & (~p0_vc0_head0_drop_sel) &
     (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
 assign p1_vc0_asks_zp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4) & (~p1_vc0_head0_drop_sel) &
@@ -5932,12 +5820,7 @@ assign yp_vc0_asks_zp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h4) 
     (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
 assign yp_vc1_asks_zp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h4) & (~yp_vc1_head0_drop_sel) &
     (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign zp_vc0_asks_zp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h4) & (~zp_vc0_head0_drop_sel) &
-    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign zp_vc1_asks_zp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h4) & (~zp_vc1_head0_drop_sel) &
-    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign zp_vc0_asks_zp_cat = {(zp_vc0_asks_zp | zp_vc1_asks_zp), (yp_vc0_asks_zp | yp_vc1_asks_zp),
-    (xp_vc0_asks_zp | xp_vc1_asks_zp), p1_vc0_asks_zp, p0_vc0_asks_zp};
+assign yp_vc0_asks_zp_cat = {(yp_vc0_asks_zp | yp_vc1_asks_zp), (xp_vc0_asks_zp | xp_vc1_asks_zp), p1_vc0_asks_zp, p0_vc0_asks_zp};
 assign p0_arbiter_turn_p0 = (p0_arbiter == 3'h0) |
     ((p0_arbiter == 3'h1) &
     (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
@@ -6000,99 +5883,32 @@ assign p1_arbiter_grant = {(p1_arbiter_turn_zp & zp_vc0_asks_p1_cat[4]), (p1_arb
     (p1_arbiter_turn_p0 & zp_vc0_asks_p1_cat[0])};
 assign for_p1_arbiter_or = (p1_arbiter_grant[0] ? 3'h1 : 3'h0) | (p1_arbiter_grant[1] ? 3'h2 : 3'h0) |
     (p1_arbiter_grant[2] ? 3'h3 : 3'h0) | (p1_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign xp_arbiter_turn_p0 = (xp_arbiter == 3'h0) |
-    ((xp_arbiter == 3'h1) &
-    (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h4) & (~zp_vc0_asks_xp_cat[4]));
-assign xp_arbiter_turn_p1 = ((xp_arbiter == 3'h0) & (~zp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
-    ((xp_arbiter == 3'h2) &
-    (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0])));
-assign xp_arbiter_turn_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h1) & (~zp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
-    ((xp_arbiter == 3'h3) &
-    (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1])));
-assign xp_arbiter_turn_yp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h2) & (~zp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
-    ((xp_arbiter == 3'h4) &
-    (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2])));
-assign xp_arbiter_turn_zp = ((xp_arbiter == 3'h0) &
-    (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h3) & (~zp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
-assign xp_arbiter_grant = {(xp_arbiter_turn_zp & zp_vc0_asks_xp_cat[4]), (xp_arbiter_turn_yp & zp_vc0_asks_xp_cat[3]),
-    (xp_arbiter_turn_xp & zp_vc0_asks_xp_cat[2]), (xp_arbiter_turn_p1 & zp_vc0_asks_xp_cat[1]),
-    (xp_arbiter_turn_p0 & zp_vc0_asks_xp_cat[0])};
-assign for_xp_arbiter_or = (xp_arbiter_grant[0] ? 3'h1 : 3'h0) | (xp_arbiter_grant[1] ? 3'h2 : 3'h0) |
-    (xp_arbiter_grant[2] ? 3'h3 : 3'h0) | (xp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign yp_arbiter_turn_p0 = (yp_arbiter == 3'h0) |
-    ((yp_arbiter == 3'h1) &
-    (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h4) & (~zp_vc0_asks_yp_cat[4]));
-assign yp_arbiter_turn_p1 = ((yp_arbiter == 3'h0) & (~zp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
-    ((yp_arbiter == 3'h2) &
-    (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0])));
-assign yp_arbiter_turn_xp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h1) & (~zp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
-    ((yp_arbiter == 3'h3) &
-    (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1])));
-assign yp_arbiter_turn_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h2) & (~zp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
-    ((yp_arbiter == 3'h4) &
-    (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2])));
-assign yp_arbiter_turn_zp = ((yp_arbiter == 3'h0) &
-    (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h3) & (~zp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
-assign yp_arbiter_grant = {(yp_arbiter_turn_zp & zp_vc0_asks_yp_cat[4]), (yp_arbiter_turn_yp & zp_vc0_asks_yp_cat[3]),
-    (yp_arbiter_turn_xp & zp_vc0_asks_yp_cat[2]), (yp_arbiter_turn_p1 & zp_vc0_asks_yp_cat[1]),
-    (yp_arbiter_turn_p0 & zp_vc0_asks_yp_cat[0])};
-assign for_yp_arbiter_or = (yp_arbiter_grant[0] ? 3'h1 : 3'h0) | (yp_arbiter_grant[1] ? 3'h2 : 3'h0) |
-    (yp_arbiter_grant[2] ? 3'h3 : 3'h0) | (yp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign zp_arbiter_turn_p0 = (zp_arbiter == 3'h0) |
-    ((zp_arbiter == 3'h1) &
-    (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
-    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
-    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
-    ((zp_arbiter == 3'h4) & (~zp_vc0_asks_zp_cat[4]));
-assign zp_arbiter_turn_p1 = ((zp_arbiter == 3'h0) & (~zp_vc0_asks_zp_cat[0])) | (zp_arbiter == 3'h1) |
-    ((zp_arbiter == 3'h2) &
-    (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
-    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
-    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0])));
-assign zp_arbiter_turn_xp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
-    ((zp_arbiter == 3'h1) & (~zp_vc0_asks_zp_cat[1])) | (zp_arbiter == 3'h2) |
-    ((zp_arbiter == 3'h3) &
-    (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
-    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1])));
-assign zp_arbiter_turn_yp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
-    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
-    ((zp_arbiter == 3'h2) & (~zp_vc0_asks_zp_cat[2])) | (zp_arbiter == 3'h3) |
-    ((zp_arbiter == 3'h4) &
-    (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2])));
-assign zp_arbiter_turn_zp = ((zp_arbiter == 3'h0) &
-    (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
-    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
-    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
-    ((zp_arbiter == 3'h3) & (~zp_vc0_asks_zp_cat[3])) | (zp_arbiter == 3'h4);
-assign zp_arbiter_grant = {(zp_arbiter_turn_zp & zp_vc0_asks_zp_cat[4]), (zp_arbiter_turn_yp & zp_vc0_asks_zp_cat[3]),
-    (zp_arbiter_turn_xp & zp_vc0_asks_zp_cat[2]), (zp_arbiter_turn_p1 & zp_vc0_asks_zp_cat[1]),
-    (zp_arbiter_turn_p0 & zp_vc0_asks_zp_cat[0])};
-assign for_zp_arbiter_or = (zp_arbiter_grant[0] ? 3'h1 : 3'h0) | (zp_arbiter_grant[1] ? 3'h2 : 3'h0) |
-    (zp_arbiter_grant[2] ? 3'h3 : 3'h0) | (zp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign xp_arbiter_turn_p0 = (xp_arbiter == 1'h0) | ((xp_arbiter == 1'h1) & (~p1_vc0_asks_xp_cat[1]));
+assign xp_arbiter_turn_p1 = ((xp_arbiter == 1'h0) & (~p1_vc0_asks_xp_cat[0])) | (xp_arbiter == 1'h1);
+assign xp_arbiter_grant = {(xp_arbiter_turn_p1 & p1_vc0_asks_xp_cat[1]), (xp_arbiter_turn_p0 & p1_vc0_asks_xp_cat[0])};
+assign yp_arbiter_turn_p0 = (yp_arbiter == 2'h0) | ((yp_arbiter == 2'h1) & (~(xp_vc0_asks_yp_cat[1] | xp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 2'h2) & (~xp_vc0_asks_yp_cat[2]));
+assign yp_arbiter_turn_p1 = ((yp_arbiter == 2'h0) & (~xp_vc0_asks_yp_cat[0])) | (yp_arbiter == 2'h1) |
+    ((yp_arbiter == 2'h2) & (~(xp_vc0_asks_yp_cat[2] | xp_vc0_asks_yp_cat[0])));
+assign yp_arbiter_turn_xp = ((yp_arbiter == 2'h0) & (~(xp_vc0_asks_yp_cat[0] | xp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 2'h1) & (~xp_vc0_asks_yp_cat[1])) | (yp_arbiter == 2'h2);
+assign yp_arbiter_grant = {(yp_arbiter_turn_xp & xp_vc0_asks_yp_cat[2]), (yp_arbiter_turn_p1 & xp_vc0_asks_yp_cat[1]),
+    (yp_arbiter_turn_p0 & xp_vc0_asks_yp_cat[0])};
+assign zp_arbiter_turn_p0 = (zp_arbiter == 2'h0) |
+    ((zp_arbiter == 2'h1) & (~(yp_vc0_asks_zp_cat[1] | yp_vc0_asks_zp_cat[2] | yp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 2'h2) & (~(yp_vc0_asks_zp_cat[2] | yp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 2'h3) & (~yp_vc0_asks_zp_cat[3]));
+assign zp_arbiter_turn_p1 = ((zp_arbiter == 2'h0) & (~yp_vc0_asks_zp_cat[0])) | (zp_arbiter == 2'h1) |
+    ((zp_arbiter == 2'h2) & (~(yp_vc0_asks_zp_cat[2] | yp_vc0_asks_zp_cat[3] | yp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 2'h3) & (~(yp_vc0_asks_zp_cat[3] | yp_vc0_asks_zp_cat[0])));
+assign zp_arbiter_turn_xp = ((zp_arbiter == 2'h0) & (~(yp_vc0_asks_zp_cat[0] | yp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 2'h1) & (~yp_vc0_asks_zp_cat[1])) | (zp_arbiter == 2'h2) |
+    ((zp_arbiter == 2'h3) & (~(yp_vc0_asks_zp_cat[3] | yp_vc0_asks_zp_cat[0] | yp_vc0_asks_zp_cat[1])));
+assign zp_arbiter_turn_yp = ((zp_arbiter == 2'h0) & (~(yp_vc0_asks_zp_cat[0] | yp_vc0_asks_zp_cat[1] | yp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 2'h1) & (~(yp_vc0_asks_zp_cat[1] | yp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 2'h2) & (~yp_vc0_asks_zp_cat[2])) | (zp_arbiter == 2'h3);
+assign zp_arbiter_grant = {(zp_arbiter_turn_yp & yp_vc0_asks_zp_cat[3]), (zp_arbiter_turn_xp & yp_vc0_asks_zp_cat[2]),
+    (zp_arbiter_turn_p1 & yp_vc0_asks_zp_cat[1]), (zp_arbiter_turn_p0 & yp_vc0_asks_zp_cat[0])};
 assign p0_turn_at_p0 = (p0_arbiter == 3'h0) |
     ((p0_arbiter == 3'h1) &
     (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
@@ -6107,27 +5923,16 @@ assign p0_turn_at_p1 = (p1_arbiter == 3'h0) |
     ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
     ((p1_arbiter == 3'h4) & (~zp_vc0_asks_p1_cat[4]));
 assign p1_won_at_p0 = p0_turn_at_p1 & zp_vc0_asks_p1_cat[0];
-assign p0_turn_at_xp = (xp_arbiter == 3'h0) |
-    ((xp_arbiter == 3'h1) &
-    (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
-    ((xp_arbiter == 3'h4) & (~zp_vc0_asks_xp_cat[4]));
-assign xp_won_at_p0 = p0_turn_at_xp & zp_vc0_asks_xp_cat[0];
-assign p0_turn_at_yp = (yp_arbiter == 3'h0) |
-    ((yp_arbiter == 3'h1) &
-    (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
-    ((yp_arbiter == 3'h4) & (~zp_vc0_asks_yp_cat[4]));
-assign yp_won_at_p0 = p0_turn_at_yp & zp_vc0_asks_yp_cat[0];
-assign p0_turn_at_zp = (zp_arbiter == 3'h0) |
-    ((zp_arbiter == 3'h1) &
-    (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
-    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
-    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
-    ((zp_arbiter == 3'h4) & (~zp_vc0_asks_zp_cat[4]));
-assign zp_won_at_p0 = p0_turn_at_zp & zp_vc0_asks_zp_cat[0];
+assign p0_turn_at_xp = (xp_arbiter == 1'h0) | ((xp_arbiter == 1'h1) & (~p1_vc0_asks_xp_cat[1]));
+assign xp_won_at_p0 = p0_turn_at_xp & p1_vc0_asks_xp_cat[0];
+assign p0_turn_at_yp = (yp_arbiter == 2'h0) | ((yp_arbiter == 2'h1) & (~(xp_vc0_asks_yp_cat[1] | xp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 2'h2) & (~xp_vc0_asks_yp_cat[2]));
+assign yp_won_at_p0 = p0_turn_at_yp & xp_vc0_asks_yp_cat[0];
+assign p0_turn_at_zp = (zp_arbiter == 2'h0) |
+    ((zp_arbiter == 2'h1) & (~(yp_vc0_asks_zp_cat[1] | yp_vc0_asks_zp_cat[2] | yp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 2'h2) & (~(yp_vc0_asks_zp_cat[2] | yp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 2'h3) & (~yp_vc0_asks_zp_cat[3]));
+assign zp_won_at_p0 = p0_turn_at_zp & yp_vc0_asks_zp_cat[0];
 assign p1_turn_at_p0 = ((p0_arbiter == 3'h0) & (~zp_vc0_asks_p0_cat[0])) | (p0_arbiter == 3'h1) |
     ((p0_arbiter == 3'h2) &
     (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
@@ -6140,24 +5945,15 @@ assign p1_turn_at_p1 = ((p1_arbiter == 3'h0) & (~zp_vc0_asks_p1_cat[0])) | (p1_a
     ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
     ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0])));
 assign p1_won_at_p1 = p1_turn_at_p1 & zp_vc0_asks_p1_cat[1];
-assign p1_turn_at_xp = ((xp_arbiter == 3'h0) & (~zp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
-    ((xp_arbiter == 3'h2) &
-    (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
-    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0])));
-assign xp_won_at_p1 = p1_turn_at_xp & zp_vc0_asks_xp_cat[1];
-assign p1_turn_at_yp = ((yp_arbiter == 3'h0) & (~zp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
-    ((yp_arbiter == 3'h2) &
-    (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
-    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0])));
-assign yp_won_at_p1 = p1_turn_at_yp & zp_vc0_asks_yp_cat[1];
-assign p1_turn_at_zp = ((zp_arbiter == 3'h0) & (~zp_vc0_asks_zp_cat[0])) | (zp_arbiter == 3'h1) |
-    ((zp_arbiter == 3'h2) &
-    (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
-    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
-    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0])));
-assign zp_won_at_p1 = p1_turn_at_zp & zp_vc0_asks_zp_cat[1];
+assign p1_turn_at_xp = ((xp_arbiter == 1'h0) & (~p1_vc0_asks_xp_cat[0])) | (xp_arbiter == 1'h1);
+assign xp_won_at_p1 = p1_turn_at_xp & p1_vc0_asks_xp_cat[1];
+assign p1_turn_at_yp = ((yp_arbiter == 2'h0) & (~xp_vc0_asks_yp_cat[0])) | (yp_arbiter == 2'h1) |
+    ((yp_arbiter == 2'h2) & (~(xp_vc0_asks_yp_cat[2] | xp_vc0_asks_yp_cat[0])));
+assign yp_won_at_p1 = p1_turn_at_yp & xp_vc0_asks_yp_cat[1];
+assign p1_turn_at_zp = ((zp_arbiter == 2'h0) & (~yp_vc0_asks_zp_cat[0])) | (zp_arbiter == 2'h1) |
+    ((zp_arbiter == 2'h2) & (~(yp_vc0_asks_zp_cat[2] | yp_vc0_asks_zp_cat[3] | yp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 2'h3) & (~(yp_vc0_asks_zp_cat[3] | yp_vc0_asks_zp_cat[0])));
+assign zp_won_at_p1 = p1_turn_at_zp & yp_vc0_asks_zp_cat[1];
 assign xp_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
     ((p0_arbiter == 3'h1) & (~zp_vc0_asks_p0_cat[1])) | (p0_arbiter == 3'h2) |
     ((p0_arbiter == 3'h3) &
@@ -6170,24 +5966,13 @@ assign xp_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0
     (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
     ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1])));
 assign p1_won_at_xp = xp_turn_at_p1 & zp_vc0_asks_p1_cat[2];
-assign xp_turn_at_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h1) & (~zp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
-    ((xp_arbiter == 3'h3) &
-    (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
-    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1])));
-assign xp_won_at_xp = xp_turn_at_xp & zp_vc0_asks_xp_cat[2];
-assign xp_turn_at_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h1) & (~zp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
-    ((yp_arbiter == 3'h3) &
-    (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
-    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1])));
-assign yp_won_at_xp = xp_turn_at_yp & zp_vc0_asks_yp_cat[2];
-assign xp_turn_at_zp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
-    ((zp_arbiter == 3'h1) & (~zp_vc0_asks_zp_cat[1])) | (zp_arbiter == 3'h2) |
-    ((zp_arbiter == 3'h3) &
-    (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
-    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1])));
-assign zp_won_at_xp = xp_turn_at_zp & zp_vc0_asks_zp_cat[2];
+assign xp_turn_at_yp = ((yp_arbiter == 2'h0) & (~(xp_vc0_asks_yp_cat[0] | xp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 2'h1) & (~xp_vc0_asks_yp_cat[1])) | (yp_arbiter == 2'h2);
+assign yp_won_at_xp = xp_turn_at_yp & xp_vc0_asks_yp_cat[2];
+assign xp_turn_at_zp = ((zp_arbiter == 2'h0) & (~(yp_vc0_asks_zp_cat[0] | yp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 2'h1) & (~yp_vc0_asks_zp_cat[1])) | (zp_arbiter == 2'h2) |
+    ((zp_arbiter == 2'h3) & (~(yp_vc0_asks_zp_cat[3] | yp_vc0_asks_zp_cat[0] | yp_vc0_asks_zp_cat[1])));
+assign zp_won_at_xp = xp_turn_at_zp & yp_vc0_asks_zp_cat[2];
 assign yp_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
     ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
     ((p0_arbiter == 3'h2) & (~zp_vc0_asks_p0_cat[2])) | (p0_arbiter == 3'h3) |
@@ -6200,24 +5985,10 @@ assign yp_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0
     ((p1_arbiter == 3'h4) &
     (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2])));
 assign p1_won_at_yp = yp_turn_at_p1 & zp_vc0_asks_p1_cat[3];
-assign yp_turn_at_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
-    ((xp_arbiter == 3'h2) & (~zp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
-    ((xp_arbiter == 3'h4) &
-    (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2])));
-assign xp_won_at_yp = yp_turn_at_xp & zp_vc0_asks_xp_cat[3];
-assign yp_turn_at_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
-    ((yp_arbiter == 3'h2) & (~zp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
-    ((yp_arbiter == 3'h4) &
-    (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2])));
-assign yp_won_at_yp = yp_turn_at_yp & zp_vc0_asks_yp_cat[3];
-assign yp_turn_at_zp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
-    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
-    ((zp_arbiter == 3'h2) & (~zp_vc0_asks_zp_cat[2])) | (zp_arbiter == 3'h3) |
-    ((zp_arbiter == 3'h4) &
-    (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2])));
-assign zp_won_at_yp = yp_turn_at_zp & zp_vc0_asks_zp_cat[3];
+assign yp_turn_at_zp = ((zp_arbiter == 2'h0) & (~(yp_vc0_asks_zp_cat[0] | yp_vc0_asks_zp_cat[1] | yp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 2'h1) & (~(yp_vc0_asks_zp_cat[1] | yp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 2'h2) & (~yp_vc0_asks_zp_cat[2])) | (zp_arbiter == 2'h3);
+assign zp_won_at_yp = yp_turn_at_zp & yp_vc0_asks_zp_cat[3];
 assign zp_turn_at_p0 = ((p0_arbiter == 3'h0) &
     (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
     ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
@@ -6230,58 +6001,36 @@ assign zp_turn_at_p1 = ((p1_arbiter == 3'h0) &
     ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
     ((p1_arbiter == 3'h3) & (~zp_vc0_asks_p1_cat[3])) | (p1_arbiter == 3'h4);
 assign p1_won_at_zp = zp_turn_at_p1 & zp_vc0_asks_p1_cat[4];
-assign zp_turn_at_xp = ((xp_arbiter == 3'h0) &
-    (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
-    ((xp_arbiter == 3'h3) & (~zp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
-assign xp_won_at_zp = zp_turn_at_xp & zp_vc0_asks_xp_cat[4];
-assign zp_turn_at_yp = ((yp_arbiter == 3'h0) &
-    (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
-    ((yp_arbiter == 3'h3) & (~zp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
-assign yp_won_at_zp = zp_turn_at_yp & zp_vc0_asks_yp_cat[4];
-assign zp_turn_at_zp = ((zp_arbiter == 3'h0) &
-    (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
-    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
-    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
-    ((zp_arbiter == 3'h3) & (~zp_vc0_asks_zp_cat[3])) | (zp_arbiter == 3'h4);
-assign zp_won_at_zp = zp_turn_at_zp & zp_vc0_asks_zp_cat[4];
 assign p0_busy_or = (p0_busy_and_2 & p0_holds_p0) | (p1_busy_and_2 & p1_holds_p0) | (xp_busy_and_2 & xp_holds_p0) |
     (yp_busy_and_2 & yp_holds_p0) | (zp_busy_and_2 & zp_holds_p0);
 assign p0_busy_or_2 = (p0_busy_and_2 & p0_holds_p1) | (p1_busy_and_2 & p1_holds_p1) | (xp_busy_and_2 & xp_holds_p1) |
     (yp_busy_and_2 & yp_holds_p1) | (zp_busy_and_2 & zp_holds_p1);
-assign p0_busy_or_3 = (p0_busy_and_2 & p0_holds_xp) | (p1_busy_and_2 & p1_holds_xp) | (xp_busy_and_2 & xp_holds_xp) |
-    (yp_busy_and_2 & yp_holds_xp) | (zp_busy_and_2 & zp_holds_xp);
-assign p0_busy_or_4 = (p0_busy_and_2 & p0_holds_yp) | (p1_busy_and_2 & p1_holds_yp) | (xp_busy_and_2 & xp_holds_yp) |
-    (yp_busy_and_2 & yp_holds_yp) | (zp_busy_and_2 & zp_holds_yp);
-assign p0_busy_or_5 = (p0_busy_and_2 & p0_holds_zp) | (p1_busy_and_2 & p1_holds_zp) | (xp_busy_and_2 & xp_holds_zp) |
-    (yp_busy_and_2 & yp_holds_zp) | (zp_busy_and_2 & zp_holds_zp);
+assign p0_busy_or_3 = (p0_busy_and_2 & p0_holds_yp) | (p1_busy_and_2 & p1_holds_yp) | (xp_busy_and_2 & xp_holds_yp);
+assign p0_busy_or_4 = (p0_busy_and_2 & p0_holds_zp) | (p1_busy_and_2 & p1_holds_zp) | (xp_busy_and_2 & xp_holds_zp) |
+    (yp_busy_and_2 & yp_holds_zp);
 
 // ---- allocation: the schedule for the next cycle ----
 assign p0_won_at_p0_or = p0_won_at_p0 | p1_won_at_p0 | xp_won_at_p0 | yp_won_at_p0 | zp_won_at_p0 |
     (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
-assign p0_busy_or_6 = p0_busy_and | p0_won_at_p0_or;
+assign p0_busy_or_5 = p0_busy_and | p0_won_at_p0_or;
 assign p0_won_at_p1_or = p0_won_at_p1 | p1_won_at_p1 | xp_won_at_p1 | yp_won_at_p1 | zp_won_at_p1 |
     (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
 assign p1_busy_or = p1_busy_and | p0_won_at_p1_or;
-assign p0_won_at_xp_or = p0_won_at_xp | p1_won_at_xp | xp_won_at_xp | yp_won_at_xp | zp_won_at_xp |
+assign p0_won_at_xp_or = p0_won_at_xp | p1_won_at_xp | yp_won_at_xp | zp_won_at_xp |
     ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
 assign xp_busy_or = xp_busy_and | p0_won_at_xp_or;
 assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant[1];
 assign xp_vc1_head0_last_sel_3 = xp_cur_vc_sel ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
-assign p0_won_at_yp_or = p0_won_at_yp | p1_won_at_yp | xp_won_at_yp | yp_won_at_yp | zp_won_at_yp |
+assign p0_won_at_yp_or = p0_won_at_yp | p1_won_at_yp | zp_won_at_yp |
     ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
 assign yp_busy_or = yp_busy_and | p0_won_at_yp_or;
 assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant[1];
 assign yp_vc1_head0_last_sel_3 = yp_cur_vc_sel ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
-assign p0_won_at_zp_or = p0_won_at_zp | p1_won_at_zp | xp_won_at_zp | yp_won_at_zp | zp_won_at_zp |
-    ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_drop_sel_2);
+assign p0_won_at_zp_or = p0_won_at_zp | p1_won_at_zp | ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_drop_sel_2);
 assign zp_busy_or = zp_busy_and | p0_won_at_zp_or;
 assign zp_cur_vc_sel = zp_busy ? zp_cur_vc : zp_vc_arbiter_grant[1];
 assign zp_vc1_head0_last_sel_3 = zp_cur_vc_sel ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
-assign zp_busy_cat_6 = {((zp_busy_and & zp_holds_p0) | p0_arbiter_grant[4]),
+assign zp_busy_cat_3 = {((zp_busy_and & zp_holds_p0) | p0_arbiter_grant[4]),
     ((yp_busy_and & yp_holds_p0) | p0_arbiter_grant[3]),
     ((xp_busy_and & xp_holds_p0) | p0_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_p0) | p0_arbiter_grant[1]),
@@ -6301,7 +6050,7 @@ assign p0_owned_or_2 = (p0_owned & (~p0_busy_or)) | (p0_arbiter_grant[0] & (~p0_
     (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
     (p0_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
     (p0_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_7 = {((zp_busy_and & zp_holds_p1) | p1_arbiter_grant[4]),
+assign zp_busy_cat_4 = {((zp_busy_and & zp_holds_p1) | p1_arbiter_grant[4]),
     ((yp_busy_and & yp_holds_p1) | p1_arbiter_grant[3]),
     ((xp_busy_and & xp_holds_p1) | p1_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_p1) | p1_arbiter_grant[1]),
@@ -6321,69 +6070,45 @@ assign p1_owned_or_2 = (p1_owned & (~p0_busy_or_2)) | (p1_arbiter_grant[0] & (~p
     (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
     (p1_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
     (p1_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_8 = {((zp_busy_and & zp_holds_xp) | xp_arbiter_grant[4]),
-    ((yp_busy_and & yp_holds_xp) | xp_arbiter_grant[3]),
-    ((xp_busy_and & xp_holds_xp) | xp_arbiter_grant[2]),
-    ((p1_busy_and & p1_holds_xp) | xp_arbiter_grant[1]),
+assign p1_busy_cat_2 = {((p1_busy_and & p1_holds_xp) | xp_arbiter_grant[1]),
     ((p0_busy_and & p0_holds_xp) | xp_arbiter_grant[0])};
-assign p0_vc0_head0_ovc_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
-    (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
-    (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (xp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (xp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
-    (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
-    (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
-    (xp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
-    (xp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign xp_owned_or_2 = (xp_owned & (~p0_busy_or_3)) | (xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
-    (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
-    (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
-    (xp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
-    (xp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_9 = {((zp_busy_and & zp_holds_yp) | yp_arbiter_grant[4]),
-    ((yp_busy_and & yp_holds_yp) | yp_arbiter_grant[3]),
-    ((xp_busy_and & xp_holds_yp) | yp_arbiter_grant[2]),
+assign xp_owned_or_2 = (xp_owned & (~((p0_busy_and_2 & p0_holds_xp) | (p1_busy_and_2 & p1_holds_xp)))) |
+    (xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel));
+assign xp_busy_cat_2 = {((xp_busy_and & xp_holds_yp) | yp_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_yp) | yp_arbiter_grant[1]),
     ((p0_busy_and & p0_holds_yp) | yp_arbiter_grant[0])};
-assign p0_vc0_head0_ovc_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+assign p0_vc0_head0_ovc_or_8 = (yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
     (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
-    (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (yp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (yp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_8 = (yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
     (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
-    (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
-    (yp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
-    (yp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign yp_owned_or_2 = (yp_owned & (~p0_busy_or_4)) | (yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign yp_owned_or_2 = (yp_owned & (~p0_busy_or_3)) | (yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
     (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
-    (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
-    (yp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
-    (yp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_10 = {((zp_busy_and & zp_holds_zp) | zp_arbiter_grant[4]),
-    ((yp_busy_and & yp_holds_zp) | zp_arbiter_grant[3]),
+    (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign yp_busy_cat_2 = {((yp_busy_and & yp_holds_zp) | zp_arbiter_grant[3]),
     ((xp_busy_and & xp_holds_zp) | zp_arbiter_grant[2]),
     ((p1_busy_and & p1_holds_zp) | zp_arbiter_grant[1]),
     ((p0_busy_and & p0_holds_zp) | zp_arbiter_grant[0])};
-assign p0_vc0_head0_ovc_or_10 = (zp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+assign p0_vc0_head0_ovc_or_9 = (zp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
     (zp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
     (zp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (zp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
-    (zp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_10 = (zp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_9 = (zp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
     (zp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
     (zp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
-    (zp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
-    (zp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign zp_owned_or_2 = (zp_owned & (~p0_busy_or_5)) | (zp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (zp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0);
+assign zp_owned_or_2 = (zp_owned & (~p0_busy_or_4)) | (zp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
     (zp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
     (zp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
-    (zp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
-    (zp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+    (zp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2));
+
+// ---- output zp ----
+assign zp_arbiter_sel = (~(zp_arbiter_grant == 4'h0)) ? ((zp_arbiter_grant[0] ? 2'h1 : 2'h0) | (zp_arbiter_grant[1] ? 2'h2 : 2'h0) |
+    (zp_arbiter_grant[2] ? 2'h3 : 2'h0)) : zp_arbiter;
 
 always @(posedge clk) begin
-    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_6;
+    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_5;
     if (rst) p0_send_head <= 1'h0; else p0_send_head <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
     if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel_2;
     if (rst) p0_send_ovc <= 1'h0; else p0_send_ovc <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
@@ -6411,10 +6136,9 @@ always @(posedge clk) begin
     if (rst) zp_send_head <= 1'h0; else zp_send_head <= p0_won_at_zp_or & (~zp_vc1_head0_drop_sel_2);
     if (rst) zp_vc0_send_header <= 128'h0; else zp_vc0_send_header <= zp_vc0_second1_sel_2;
     if (rst) zp_vc1_send_header <= 128'h0; else zp_vc1_send_header <= zp_vc1_second1_sel_2;
-    if (rst) zp_send_ovc <= 1'h0; else zp_send_ovc <= zp_busy ? zp_cur_ovc : zp_vc1_head0_ovc_sel_2;
-    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_last_sel) : p0_busy;
-    if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;
-    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_last_sel : p0_vc0_start;
+    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_5 ? (~p0_vc0_head0_last_sel) : p0_busy;
+    if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_5;
+    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_5 ? p0_vc0_head0_last_sel : p0_vc0_start;
     if (rst) p0_cur_out <= 3'h0; else p0_cur_out <= (~p0_busy) ? p0_vc0_head0_out_sel : p0_cur_out;
     if (rst) p0_cur_ovc <= 1'h0; else p0_cur_ovc <= (~p0_busy) ? p0_vc0_head0_ovc_sel : p0_cur_ovc;
     if (rst) p0_cur_drop <= 1'h0; else p0_cur_drop <= (~p0_busy) ? p0_vc0_head0_drop_sel : p0_cur_drop;
@@ -6452,44 +6176,45 @@ always @(posedge clk) begin
     if (rst) zp_vc_arbiter <= 1'h0; else zp_vc_arbiter <= ((zp_vc0_valid_and | zp_vc1_valid_and) & (~(zp_vc_arbiter_grant == 2'h0))) ? (zp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : zp_vc_arbiter;
     if (rst) zp_cur_vc <= 1'h0; else zp_cur_vc <= (~zp_busy) ? zp_vc_arbiter_grant[1] : zp_cur_vc;
     if (rst) zp_cur_out <= 3'h0; else zp_cur_out <= (~zp_busy) ? (zp_vc_arbiter_grant[1] ? zp_vc1_head0_out_sel : zp_vc0_head0_out_sel) : zp_cur_out;
-    if (rst) zp_cur_ovc <= 1'h0; else zp_cur_ovc <= (~zp_busy) ? zp_vc1_head0_ovc_sel_2 : zp_cur_ovc;
     if (rst) zp_cur_drop <= 1'h0; else zp_cur_drop <= (~zp_busy) ? zp_vc1_head0_drop_sel_2 : zp_cur_drop;
     if (rst) p0_arbiter <= 3'h0; else p0_arbiter <= (~(p0_arbiter_grant == 5'h0)) ? for_p0_arbiter_or : p0_arbiter;
     if (rst) p1_arbiter <= 3'h0; else p1_arbiter <= (~(p1_arbiter_grant == 5'h0)) ? for_p1_arbiter_or : p1_arbiter;
-    if (rst) xp_arbiter <= 3'h0; else xp_arbiter <= (~(xp_arbiter_grant == 5'h0)) ? for_xp_arbiter_or : xp_arbiter;
-    if (rst) yp_arbiter <= 3'h0; else yp_arbiter <= (~(yp_arbiter_grant == 5'h0)) ? for_yp_arbiter_or : yp_arbiter;
-    if (rst) zp_arbiter <= 3'h0; else zp_arbiter <= (~(zp_arbiter_grant == 5'h0)) ? for_zp_arbiter_or : zp_arbiter;
+    if (rst) xp_arbiter <= 1'h0; else xp_arbiter <= (~(xp_arbiter_grant == 2'h0)) ? (xp_arbiter_grant[0] ? 1'h1 : 1'h0) : xp_arbiter;
+    if (rst) yp_arbiter <= 2'h0; else yp_arbiter <= (~(yp_arbiter_grant == 3'h0)) ? ((yp_arbiter_grant[0] ? 2'h1 : 2'h0) | (yp_arbiter_grant[1] ? 2'h2 : 2'h0)) : yp_arbiter;
+    if (rst) zp_arbiter <= 2'h0; else zp_arbiter <= zp_arbiter_sel;
 end
 
-assign zp_busy_cat = zp_busy_cat_6;
+assign zp_busy_cat = zp_busy_cat_3;
 assign p0_arbiter_grant_not = ~(p0_arbiter_grant == 5'h0);
 assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_6;
 assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_6;
 assign zp_vc0_asks_p0_not = ~(zp_vc0_asks_p0_cat == 5'h0);
 assign p0_owned_or = p0_owned_or_2;
-assign zp_busy_cat_2 = zp_busy_cat_7;
+assign zp_busy_cat_2 = zp_busy_cat_4;
 assign p1_arbiter_grant_not = ~(p1_arbiter_grant == 5'h0);
 assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_7;
 assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_7;
 assign zp_vc0_asks_p1_not = ~(zp_vc0_asks_p1_cat == 5'h0);
 assign p1_owned_or = p1_owned_or_2;
-assign zp_busy_cat_3 = zp_busy_cat_8;
-assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_8;
-assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_8;
-assign zp_vc0_asks_xp_not = ~(zp_vc0_asks_xp_cat == 5'h0);
+assign p1_busy_cat = p1_busy_cat_2;
+assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 2'h0);
+assign p0_vc0_head0_ovc_or_3 = (xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0);
+assign p0_vc0_head0_flits_or_3 = (xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0);
+assign p1_vc0_asks_xp_not = ~(p1_vc0_asks_xp_cat == 2'h0);
 assign xp_owned_or = xp_owned_or_2;
-assign zp_busy_cat_4 = zp_busy_cat_9;
-assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_9;
-assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_9;
-assign zp_vc0_asks_yp_not = ~(zp_vc0_asks_yp_cat == 5'h0);
+assign xp_busy_cat = xp_busy_cat_2;
+assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 3'h0);
+assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_8;
+assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_8;
+assign xp_vc0_asks_yp_not = ~(xp_vc0_asks_yp_cat == 3'h0);
 assign yp_owned_or = yp_owned_or_2;
-assign zp_busy_cat_5 = zp_busy_cat_10;
-assign zp_arbiter_grant_not = ~(zp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_10;
-assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_10;
-assign zp_vc0_asks_zp_not = ~(zp_vc0_asks_zp_cat == 5'h0);
+assign yp_busy_cat = yp_busy_cat_2;
+assign zp_arbiter_grant_not = ~(zp_arbiter_grant == 4'h0);
+assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_9;
+assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_9;
+assign yp_vc0_asks_zp_not = ~(yp_vc0_asks_zp_cat == 4'h0);
 assign zp_owned_or = zp_owned_or_2;
 endmodule
 
@@ -7122,7 +6847,6 @@ wire allocator_zp_send_vc;
 wire allocator_zp_send_head;
 wire [127:0] allocator_zp_vc0_send_header;
 wire [127:0] allocator_zp_vc1_send_header;
-wire allocator_zp_send_ovc;
 wire [4:0] allocator_zp_busy_cat;
 wire allocator_p0_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or;
@@ -7135,23 +6859,23 @@ wire allocator_p0_vc0_head0_ovc_or_2;
 wire [6:0] allocator_p0_vc0_head0_flits_or_2;
 wire allocator_zp_vc0_asks_p1_not;
 wire allocator_p1_owned_or;
-wire [4:0] allocator_zp_busy_cat_3;
+wire [1:0] allocator_p1_busy_cat;
 wire allocator_xp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_3;
 wire [6:0] allocator_p0_vc0_head0_flits_or_3;
-wire allocator_zp_vc0_asks_xp_not;
+wire allocator_p1_vc0_asks_xp_not;
 wire allocator_xp_owned_or;
-wire [4:0] allocator_zp_busy_cat_4;
+wire [2:0] allocator_xp_busy_cat;
 wire allocator_yp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_4;
 wire [6:0] allocator_p0_vc0_head0_flits_or_4;
-wire allocator_zp_vc0_asks_yp_not;
+wire allocator_xp_vc0_asks_yp_not;
 wire allocator_yp_owned_or;
-wire [4:0] allocator_zp_busy_cat_5;
+wire [3:0] allocator_yp_busy_cat;
 wire allocator_zp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_5;
 wire [6:0] allocator_p0_vc0_head0_flits_or_5;
-wire allocator_zp_vc0_asks_zp_not;
+wire allocator_yp_vc0_asks_zp_not;
 wire allocator_zp_owned_or;
 wire [127:0] switch_p0_vc0_send_header_sel;
 wire [127:0] switch_p1_vc0_send_header_sel;
@@ -7192,16 +6916,16 @@ torus_2x2x2_node_input_p0 input_p0 (
     .here_x(here_x),
     .here_y(here_y),
     .here_z(here_z),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
     .here_z_half(here_z_half),
     .here_z_wraps(here_z_wraps),
     .here_z_top(here_z_top),
     .here_z_bottom(here_z_bottom),
-    .here_y_half(here_y_half),
-    .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_p0_tvalid(s_axis_p0_tvalid),
@@ -7238,16 +6962,16 @@ torus_2x2x2_node_input_p1 input_p1 (
     .here_x(here_x),
     .here_y(here_y),
     .here_z(here_z),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
     .here_z_half(here_z_half),
     .here_z_wraps(here_z_wraps),
     .here_z_top(here_z_top),
     .here_z_bottom(here_z_bottom),
-    .here_y_half(here_y_half),
-    .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_p1_tvalid(s_axis_p1_tvalid),
@@ -7282,19 +7006,19 @@ torus_2x2x2_node_input_xp input_xp (
     .xp_vc0_pop(allocator_xp_vc0_pop),
     .xp_vc1_pop(allocator_xp_vc1_pop),
     .s_axis_xp_tdata(s_axis_xp_tdata),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
     .here_z(here_z),
     .here_z_half(here_z_half),
     .here_z_wraps(here_z_wraps),
     .here_z_top(here_z_top),
     .here_z_bottom(here_z_bottom),
-    .here_y(here_y),
-    .here_y_half(here_y_half),
-    .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x(here_x),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_xp_tuser(s_axis_xp_tuser),
@@ -7349,20 +7073,20 @@ torus_2x2x2_node_input_yp input_yp (
     .yp_vc0_pop(allocator_yp_vc0_pop),
     .yp_vc1_pop(allocator_yp_vc1_pop),
     .s_axis_yp_tdata(s_axis_yp_tdata),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
     .here_z(here_z),
     .here_z_half(here_z_half),
     .here_z_wraps(here_z_wraps),
     .here_z_top(here_z_top),
     .here_z_bottom(here_z_bottom),
-    .here_y(here_y),
-    .here_y_half(here_y_half),
-    .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
     .s_axis_yp_tuser(s_axis_yp_tuser),
-    .here_x(here_x),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_yp_tvalid(s_axis_yp_tvalid),
@@ -7416,20 +7140,20 @@ torus_2x2x2_node_input_zp input_zp (
     .zp_vc0_pop(allocator_zp_vc0_pop),
     .zp_vc1_pop(allocator_zp_vc1_pop),
     .s_axis_zp_tdata(s_axis_zp_tdata),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
     .here_z(here_z),
     .here_z_half(here_z_half),
     .here_z_wraps(here_z_wraps),
     .here_z_top(here_z_top),
     .here_z_bottom(here_z_bottom),
     .s_axis_zp_tuser(s_axis_zp_tuser),
-    .here_y(here_y),
-    .here_y_half(here_y_half),
-    .here_y_wraps(here_y_wraps),
     .here_y_top(here_y_top),
     .here_y_bottom(here_y_bottom),
-    .here_x(here_x),
-    .here_x_half(here_x_half),
-    .here_x_wraps(here_x_wraps),
     .here_x_top(here_x_top),
     .here_x_bottom(here_x_bottom),
     .s_axis_zp_tvalid(s_axis_zp_tvalid),
@@ -7554,33 +7278,21 @@ torus_2x2x2_node_output_p1 output_p1 (
 torus_2x2x2_node_output_xp output_xp (
     .clk(clk),
     .rst(rst),
-    .zp_busy_cat(allocator_zp_busy_cat_3),
+    .p1_busy_cat(allocator_p1_busy_cat),
     .xp_owned_or(allocator_xp_owned_or),
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_3),
-    .zp_vc0_asks_xp_not(allocator_zp_vc0_asks_xp_not),
+    .p1_vc0_asks_xp_not(allocator_p1_vc0_asks_xp_not),
     .m_axis_xp_tready(m_axis_xp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
-    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
-    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
-    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
     .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
     .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
-    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
-    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
-    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
     .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
     .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
-    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
-    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
-    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
     .p0_send_ovc(allocator_p0_send_ovc),
     .p1_send_ovc(allocator_p1_send_ovc),
-    .xp_send_ovc(allocator_xp_send_ovc),
-    .yp_send_ovc(allocator_yp_send_ovc),
-    .zp_send_ovc(allocator_zp_send_ovc),
     .m_axis_xp_credit(m_axis_xp_credit),
     .xp_out_valid(output_xp_xp_out_valid),
     .xp_slot(output_xp_xp_slot),
@@ -7604,33 +7316,25 @@ torus_2x2x2_node_output_xp output_xp (
 torus_2x2x2_node_output_yp output_yp (
     .clk(clk),
     .rst(rst),
-    .zp_busy_cat(allocator_zp_busy_cat_4),
+    .xp_busy_cat(allocator_xp_busy_cat),
     .yp_owned_or(allocator_yp_owned_or),
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_4),
-    .zp_vc0_asks_yp_not(allocator_zp_vc0_asks_yp_not),
+    .xp_vc0_asks_yp_not(allocator_xp_vc0_asks_yp_not),
     .m_axis_yp_tready(m_axis_yp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
     .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
-    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
-    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
     .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
     .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
     .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
-    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
-    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
     .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
     .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
     .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
-    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
-    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
     .p0_send_ovc(allocator_p0_send_ovc),
     .p1_send_ovc(allocator_p1_send_ovc),
     .xp_send_ovc(allocator_xp_send_ovc),
-    .yp_send_ovc(allocator_yp_send_ovc),
-    .zp_send_ovc(allocator_zp_send_ovc),
     .m_axis_yp_credit(m_axis_yp_credit),
     .yp_out_valid(output_yp_yp_out_valid),
     .yp_slot(output_yp_yp_slot),
@@ -7654,33 +7358,29 @@ torus_2x2x2_node_output_yp output_yp (
 torus_2x2x2_node_output_zp output_zp (
     .clk(clk),
     .rst(rst),
-    .zp_busy_cat(allocator_zp_busy_cat_5),
+    .yp_busy_cat(allocator_yp_busy_cat),
     .zp_owned_or(allocator_zp_owned_or),
     .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_5),
-    .zp_vc0_asks_zp_not(allocator_zp_vc0_asks_zp_not),
+    .yp_vc0_asks_zp_not(allocator_yp_vc0_asks_zp_not),
     .m_axis_zp_tready(m_axis_zp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
     .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
     .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
-    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
     .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
     .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
     .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
     .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
-    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
     .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
     .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
     .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
     .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
-    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
     .p0_send_ovc(allocator_p0_send_ovc),
     .p1_send_ovc(allocator_p1_send_ovc),
     .xp_send_ovc(allocator_xp_send_ovc),
     .yp_send_ovc(allocator_yp_send_ovc),
-    .zp_send_ovc(allocator_zp_send_ovc),
     .m_axis_zp_credit(m_axis_zp_credit),
     .zp_out_valid(output_zp_zp_out_valid),
     .zp_slot(output_zp_zp_slot),
@@ -7901,7 +7601,6 @@ torus_2x2x2_node_allocator allocator (
     .zp_send_head(allocator_zp_send_head),
     .zp_vc0_send_header(allocator_zp_vc0_send_header),
     .zp_vc1_send_header(allocator_zp_vc1_send_header),
-    .zp_send_ovc(allocator_zp_send_ovc),
     .zp_busy_cat(allocator_zp_busy_cat),
     .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
@@ -7914,23 +7613,23 @@ torus_2x2x2_node_allocator allocator (
     .p0_vc0_head0_flits_or_2(allocator_p0_vc0_head0_flits_or_2),
     .zp_vc0_asks_p1_not(allocator_zp_vc0_asks_p1_not),
     .p1_owned_or(allocator_p1_owned_or),
-    .zp_busy_cat_3(allocator_zp_busy_cat_3),
+    .p1_busy_cat(allocator_p1_busy_cat),
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_3(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or_3(allocator_p0_vc0_head0_flits_or_3),
-    .zp_vc0_asks_xp_not(allocator_zp_vc0_asks_xp_not),
+    .p1_vc0_asks_xp_not(allocator_p1_vc0_asks_xp_not),
     .xp_owned_or(allocator_xp_owned_or),
-    .zp_busy_cat_4(allocator_zp_busy_cat_4),
+    .xp_busy_cat(allocator_xp_busy_cat),
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_4(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or_4(allocator_p0_vc0_head0_flits_or_4),
-    .zp_vc0_asks_yp_not(allocator_zp_vc0_asks_yp_not),
+    .xp_vc0_asks_yp_not(allocator_xp_vc0_asks_yp_not),
     .yp_owned_or(allocator_yp_owned_or),
-    .zp_busy_cat_5(allocator_zp_busy_cat_5),
+    .yp_busy_cat(allocator_yp_busy_cat),
     .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_5(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or_5(allocator_p0_vc0_head0_flits_or_5),
-    .zp_vc0_asks_zp_not(allocator_zp_vc0_asks_zp_not),
+    .yp_vc0_asks_zp_not(allocator_yp_vc0_asks_zp_not),
     .zp_owned_or(allocator_zp_owned_or)
 );
 

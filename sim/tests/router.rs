@@ -183,3 +183,61 @@ fn intranode_ports_pad_truncate_and_drop_misfit_packets() {
     assert_eq!(out.iter().map(|o| o.0 & 0xF).skip(1).collect::<Vec<_>>(), [5, 6]);
     assert_eq!(out[2].1, 0xF);
 }
+
+/// A header on a link asking for a turn no dimension-ordered route takes (back into an earlier
+/// dimension, the other way round its ring, on in a direction whose routes take one link) can
+/// only be a corrupted one: the switch has no path for it, and the router drops and counts it.
+/// The turns routes do take still go through.
+#[test]
+fn link_inputs_drop_headers_routed_where_no_route_turns() {
+    // Node (0, 0) of a 4×4 torus: the input a header-only packet arrives on, its destination
+    // (x, y, port) and the output that delivers it (None: dropped).
+    let cases = [
+        ("xp", [1, 0, 0], Some("xp")),
+        ("xp", [3, 0, 0], None),
+        ("xp", [0, 1, 0], Some("yp")),
+        ("xn", [0, 0, 1], Some("p1")),
+        ("yp", [1, 1, 0], None),
+        ("yp", [0, 2, 0], Some("yp")),
+        ("yn", [0, 3, 0], None),
+        ("yn", [0, 0, 0], Some("p0")),
+    ];
+    let config = RouterConfig { dims: [4, 4, 1], vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() };
+    let outputs = ["p0", "p1", "xp", "xn", "yp", "yn"];
+    for (input, [x, y, port], expect) in cases {
+        let mut dev = NetlistDevice::new(Evaluator::new(router(&config).unwrap()));
+        let mut set = |dev: &mut NetlistDevice, name: &str, x: u128| {
+            let p = dev.port(name);
+            dev.set(p, &v(x));
+        };
+        for o in outputs {
+            set(&mut dev, &format!("m_axis_{o}_tready"), 1);
+        }
+        for _ in 0..3 {
+            dev.settle();
+            dev.clock(true);
+        }
+        let h = Header { dst: [x, y, 0], dst_port: port, length: 0, src: [2, 2, 0], hops: 1, ..Default::default() }.pack();
+        let s = format!("s_axis_{input}");
+        let mut delivered = vec![];
+        for cycle in 0..40 {
+            let first = cycle == 2;
+            set(&mut dev, &format!("{s}_tdata"), if first { h } else { 0 });
+            set(&mut dev, &format!("{s}_tkeep"), 0xFFFF);
+            set(&mut dev, &format!("{s}_tlast"), 1);
+            set(&mut dev, &format!("{s}_tvalid"), first as u128);
+            dev.settle();
+            for o in outputs {
+                let p = dev.port(&format!("m_axis_{o}_tvalid"));
+                if dev.get(p)[0] == 1 {
+                    delivered.push(o);
+                }
+            }
+            dev.clock(false);
+        }
+        let p = dev.port(&format!("stat_{input}_dropped"));
+        let dropped = dev.get(p)[0];
+        assert_eq!(delivered, expect.into_iter().collect::<Vec<_>>(), "{input} to {x},{y} port {port}");
+        assert_eq!(dropped, expect.is_none() as u64, "{input} to {x},{y} port {port}");
+    }
+}

@@ -60,7 +60,9 @@ pub(super) struct OutputState<'d> {
     pub head: Reg<'d>,
     pub head_vc: Reg<'d>,
     pub head_flits: Reg<'d>,
-    /// One-hot over the inputs: whose flit crosses into the output now.
+    /// The inputs the switch connects to the output ([`super::route::connects`]), and one-hot
+    /// over them: whose flit crosses into the output now.
+    pub from: Vec<usize>,
     pub sel: Reg<'d>,
     /// Some input asked for the output (for the stall counter).
     pub asked: Reg<'d>,
@@ -145,7 +147,8 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
     let asks: Vec<Ask> = inputs
         .iter()
         .zip(&scheds)
-        .map(|(inp, s)| {
+        .enumerate()
+        .map(|(i, (inp, s))| {
             let busy = d.reg(&format!("{}_busy", inp.name), 1, 0);
             // The allocator's copy of the pops (a pop drives hundreds of buffer bits, which
             // would pull these paths across the chip), inverted so that synthesis does not
@@ -192,7 +195,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             let cur_drop = d.reg(&format!("{}_cur_drop", inp.name), 1, 0);
             let by_cur = |f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { cur_vc.q.mux(f(1), f(0)) } else { f(0) };
             let cont = busy.q & by_cur(&|v| next[v].valid) & (pick(slot, cur_out.q) | cur_drop.q);
-            let here = (0..n_out).map(|o| (cur_out.q.eq(lit_out(o)) & !cur_drop.q).named(&format!("{}_holds_{}", inp.name, inputs[o].name))).collect();
+            let here = outs.iter().enumerate().map(|(o, st)| if st.from.contains(&i) { (cur_out.q.eq(lit_out(o)) & !cur_drop.q).named(&format!("{}_holds_{}", inp.name, inputs[o].name)) } else { d.lit(0, 1) }).collect();
             let cont_last = cont & by_cur(&|v| next[v].side.last);
             Ask { has, take1, side, next, stay, busy, starts, vcg, cur_vc, cur_out, cur_ovc, cur_drop, cont, here, cont_last }
         })
@@ -200,7 +203,8 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
 
     d.section("allocation: outputs grant an input (each output's arbiter, and whether each input won)");
     // Input i asks for o: its chosen VC's next packet goes there and o is free for it (each
-    // VC's test runs beside the VC choice, not after it).
+    // VC's test runs beside the VC choice, not after it). An output's requests, grants and
+    // arbiter span the inputs the switch connects to it (bit j = input `from[j]`).
     let requests: Vec<Sig> = (0..n_out)
         .map(|o| {
             let free_o = |ovc: Sig<'d>| ovc.mux(free.bit((1 << out_bits) + o), free.bit(o));
@@ -213,23 +217,32 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
                     .map(|(v, (g, n))| (*g & n.side.out.eq(lit_out(o)) & !n.side.drop & free_o(n.side.ovc)).named(&format!("{}_vc{v}_asks_{}", inp.name, inputs[o].name)));
                 by_vc.reduce(|x, y| x | y).unwrap()
             };
-            vector(d, &asks.iter().zip(inputs).map(asks_o).collect::<Vec<_>>())
+            vector(d, &outs[o].from.iter().map(|&i| asks_o((&asks[i], &inputs[i]))).collect::<Vec<_>>())
         })
         .collect();
     let out_names = names_of(inputs);
-    let in_names: Vec<&str> = out_names.iter().map(|n| n.as_str()).collect();
-    let (grants, pointers): (Vec<Sig>, Vec<Sig>) = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), &in_names, requests[o], d.lit(1, 1))).unzip();
+    let (grants, pointers): (Vec<Sig>, Vec<Sig>) = outs
+        .iter()
+        .enumerate()
+        .map(|(o, st)| {
+            let who: Vec<&str> = st.from.iter().map(|&i| out_names[i].as_str()).collect();
+            round_robin(d, &format!("{}_arbiter", out_names[o]), &who, requests[o], d.lit(1, 1))
+        })
+        .unzip();
     // Per input, per output: the input wins there (the grant's bit computed beside the input,
     // from the arbiter's pointer register and the requests).
     let wins_at: Vec<Vec<Sig>> = inputs
         .iter()
         .enumerate()
-        .map(|(i, inp)| (0..n_out).map(|o| wins(d, &format!("{}_turn_at_{}", inp.name, out_names[o]), requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect())
+        .map(|(i, inp)| {
+            let at = |(o, st): (usize, &OutputState<'d>)| st.from.iter().position(|&f| f == i).map(|j| wins(d, &format!("{}_turn_at_{}", inp.name, out_names[o]), requests[o], pointers[o], j).named(&format!("{}_won_at_{}", out_names[o], inp.name)));
+            outs.iter().enumerate().filter_map(at).collect()
+        })
         .collect();
     // Per output: a connection's tail is scheduled now (the output is released).
-    let released: Vec<Sig> = (0..n_out).map(|o| asks.iter().map(|a| a.cont_last & a.here[o]).reduce(|x, y| x | y).unwrap()).collect();
+    let released: Vec<Sig> = outs.iter().enumerate().map(|(o, st)| st.from.iter().map(|&i| asks[i].cont_last & asks[i].here[o]).reduce(|x, y| x | y).unwrap()).collect();
     // A grant to a packet of several flits holds the output.
-    let held = |grant: Sig<'d>| asks.iter().enumerate().map(|(i, a)| grant.bit(i) & !a.side.last).reduce(|x, y| x | y).unwrap();
+    let held = |st: &OutputState<'d>, grant: Sig<'d>| st.from.iter().enumerate().map(|(j, &i)| grant.bit(j) & !asks[i].side.last).reduce(|x, y| x | y).unwrap();
 
     d.section("allocation: the schedule for the next cycle");
     for (i, ((inp, s), a)) in inputs.iter().zip(&scheds).zip(&asks).enumerate() {
@@ -265,14 +278,14 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
     for (o, st) in outs.iter().enumerate() {
         // A busy input asks for nothing, so no grant goes to it (and a connection's flit
         // needs no look at `busy` here, which stays beside its input).
-        let to: Vec<Sig> = asks.iter().enumerate().map(|(i, a)| a.cont & a.here[o] | grants[o].bit(i)).collect();
+        let to: Vec<Sig> = st.from.iter().enumerate().map(|(j, &i)| asks[i].cont & asks[i].here[o] | grants[o].bit(j)).collect();
         st.sel.next(vector(d, &to));
         st.head.next(grants[o].any());
-        let granted = |f: &dyn Fn(&Ask<'d>) -> Sig<'d>| asks.iter().enumerate().fold(d.lit(0, f(&asks[0]).width), |acc, (i, a)| acc | grants[o].bit(i).mux(f(a), 0));
+        let granted = |f: &dyn Fn(&Ask<'d>) -> Sig<'d>| st.from.iter().enumerate().fold(d.lit(0, f(&asks[0]).width), |acc, (j, &i)| acc | grants[o].bit(j).mux(f(&asks[i]), 0));
         st.head_vc.next(granted(&|a| a.side.ovc));
         st.head_flits.next(granted(&|a| a.side.flits));
         st.asked.next(requests[o].any());
-        st.owned.next(st.owned.q & !released[o] | held(grants[o]));
+        st.owned.next(st.owned.q & !released[o] | held(st, grants[o]));
     }
     scheds
 }

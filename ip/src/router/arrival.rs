@@ -9,6 +9,7 @@ use weft_hdl::netlist::{Design, Sig};
 
 use super::config::{Direction, RouterConfig};
 use super::header::{correct_netlist, ecc_netlist, field, last_keep, ECC_LO};
+use super::route::turn_allowed;
 
 /// A head flit as it arrives: its header as stored (corrected, or with the source fields
 /// filled; `hops` and the check bits are rewritten when it leaves) and its route.
@@ -28,7 +29,8 @@ pub(super) struct Routed<'d> {
     /// Output index (IntraNode outputs first, then the links in [`RouterConfig::directions`]).
     pub out: Sig<'d>,
     pub ovc: Sig<'d>,
-    /// Dropped: addressed outside the torus, too long, or uncorrectable.
+    /// Dropped: addressed outside the torus, too long, uncorrectable, or routed where the switch
+    /// has no path (a corrupted header).
     pub drop: Sig<'d>,
     pub flits: Sig<'d>,
     /// One flit (`length` = 0), without the adder behind `flits`.
@@ -152,7 +154,18 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
     let length = f(data, "length");
     let outside = (0..3).map(|k| !below(d, dst[k], c.dims[k])).reduce(|a, b| a | b).unwrap();
     let long = !below(d, length, c.max_packet_bytes + 1);
-    let drop = outside | !below(d, dst_port, c.local_ports) | long;
+
+    // Per dimension: the packet still moves in it, and goes +.
+    let dirs = [0, 1, 2].map(|dim| if c.dims[dim] == 1 { (zero, zero) } else { here.ring_dir(dim, dst[dim]) });
+    // A route the switch has no path for (back in a dimension already done, the other way round
+    // the ring it arrived on): only a corrupted header asks for one, and it is dropped.
+    let goes = |to: Direction| {
+        let earlier = (0..to.dim).fold(zero, |acc, dim| acc | dirs[dim].0);
+        let way = if c.dims[to.dim] == 2 { d.lit(1, 1) } else if to.plus { dirs[to.dim].1 } else { !dirs[to.dim].1 };
+        dirs[to.dim].0 & !earlier & way
+    };
+    let stray = c.directions().into_iter().filter(|to| !turn_allowed(c, from, *to)).fold(zero, |acc, to| acc | goes(to));
+    let drop = outside | !below(d, dst_port, c.local_ports) | long | stray;
 
     // Dimension order: the first dimension not yet at its destination decides.
     let mut out = dst_port.resize(out_bits);
@@ -162,7 +175,7 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
         if k == 1 {
             continue;
         }
-        let (moving, plus) = here.ring_dir(dim, dst[dim]);
+        let (moving, plus) = dirs[dim];
         let xp = d.lit(out_index(c, Direction { dim, plus: true }) as u128, out_bits);
         let dir_out = if k == 2 { xp } else { plus.mux(xp, d.lit(out_index(c, Direction { dim, plus: false }) as u128, out_bits)) };
         let stay = from.is_some_and(|f| f.dim == dim);

@@ -43,12 +43,13 @@ pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], scheds: &[Schedule
         .collect()
 }
 
-/// The registers of output `name` the allocator reads; `link` for an output with credits
-/// (`vc_buffer_flits` each, `max_flits` the largest packet); `flit_bits` holds a packet's flits.
-pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: Option<(usize, usize)>, flit_bits: usize) -> (OutputState<'d>, Buffer<'d>) {
+/// The registers of output `name` the allocator reads; `from` the inputs the switch connects to
+/// it; `link` for an output with credits (`vc_buffer_flits` each, `max_flits` the largest
+/// packet); `flit_bits` holds a packet's flits.
+pub(super) fn output_state<'d>(d: &'d Design, name: &str, from: Vec<usize>, link: Option<(usize, usize)>, flit_bits: usize) -> (OutputState<'d>, Buffer<'d>) {
     let valid = |entry: &str| d.reg(&format!("{name}_{entry}_valid"), 1, 0);
     let buf = Buffer { a_valid: valid("out"), b_valid: valid("skid"), c_valid: valid("skid2"), ready: d.input(&format!("m_axis_{name}_tready"), 1) };
-    let sel = d.reg(&format!("{name}_sel"), inputs, 0);
+    let sel = d.reg(&format!("{name}_sel"), from.len(), 0);
     // The buffer holds at most one flit now (the second entry is empty), so at most two next
     // cycle (one may cross now), and a flit scheduled now finds a slot whatever `tready` does:
     // a register decides, a copy of `!skid_valid` for the allocator alone.
@@ -66,6 +67,7 @@ pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: O
         head: d.reg(&format!("{name}_head_in"), 1, 0),
         head_vc: d.reg(&format!("{name}_head_vc"), 1, 0),
         head_flits: d.reg(&format!("{name}_head_flits"), flit_bits, 0),
+        from,
         sel,
         asked: d.reg(&format!("{name}_asked"), 1, 0),
         credit: credits.map(|c| c.0),
@@ -89,7 +91,8 @@ pub(super) struct Buffer<'d> {
 /// counters.
 pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &OutputState<'d>, buf: &Buffer<'d>) {
     d.section(&format!("output {name}"));
-    let sel: Vec<Sig> = (0..x.len()).map(|i| st.sel.q.bit(i)).collect();
+    let x: Vec<&Crossing<'d>> = st.from.iter().map(|&i| &x[i]).collect();
+    let sel: Vec<Sig> = (0..x.len()).map(|j| st.sel.q.bit(j)).collect();
     let push = st.sel.q.any().named(&format!("{name}_push"));
     // AND-OR selection of the sending input's value.
     let and_or = |values: &[Sig<'d>]| sel.iter().zip(values).fold(d.lit(0, values[0].width), |acc, (s, v)| acc | s.mux(*v, 0));

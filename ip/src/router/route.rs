@@ -67,6 +67,35 @@ pub fn next_hop(config: &RouterConfig, here: [usize; 3], dst: [usize; 3], dst_po
     Hop::Eject(dst_port)
 }
 
+/// Whether a packet that arrived on `from` (None: injected here) can leave on link `to`: a
+/// dimension-ordered minimal route only continues in its direction (when a ring's minimal
+/// routes in that direction take two links or more) or turns into a later dimension, never
+/// back, never the other way round its ring. The switch has paths for these turns only.
+pub fn turn_allowed(config: &RouterConfig, from: Option<Direction>, to: Direction) -> bool {
+    match from {
+        None => true,
+        Some(f) => to.dim > f.dim || to == f && longest_run(config.dims[f.dim], f.plus) >= 2,
+    }
+}
+
+/// Links a minimal route takes at most in one direction of a ring of `k` (ties at k/2 go +).
+fn longest_run(k: usize, plus: bool) -> usize {
+    if plus {
+        k / 2
+    } else {
+        (k - 1) / 2
+    }
+}
+
+/// Whether the switch connects input port `i` to output port `o` (ports numbered as the router
+/// numbers them: IntraNode ports first, then [`RouterConfig::directions`]): every input reaches
+/// every IntraNode output, a link output only from the inputs [`turn_allowed`] lets turn into it.
+pub fn connects(config: &RouterConfig, i: usize, o: usize) -> bool {
+    let dirs = config.directions();
+    let link = |p: usize| p.checked_sub(config.local_ports).map(|k| dirs[k]);
+    link(o).map_or(true, |to| turn_allowed(config, link(i), to))
+}
+
 /// Router-to-router hops from `src` to `dst` (what the header's `hops` must read on arrival).
 pub fn distance(config: &RouterConfig, src: [usize; 3], dst: [usize; 3]) -> usize {
     (0..3)
@@ -112,6 +141,33 @@ mod tests {
         assert_eq!(ring_step(5, 0, 3), Some(false));
         assert_eq!(ring_step(5, 0, 2), Some(true));
         assert_eq!(ring_step(4, 2, 2), None);
+    }
+
+    /// The turns the switch connects are exactly those the routes take: every hop of every
+    /// path (and every first hop from an IntraNode port) is allowed, and every allowed turn
+    /// between links is taken by some path.
+    #[test]
+    fn the_allowed_turns_are_the_turns_routes_take() {
+        for dims in [[4, 2, 1], [2, 2, 2], [4, 4, 4], [5, 3, 1], [8, 1, 6], [3, 3, 3]] {
+            let config = RouterConfig { dims, ..Default::default() };
+            let mut taken = std::collections::HashSet::new();
+            for s in 0..config.nodes() {
+                for t in 0..config.nodes() {
+                    let mut from = None;
+                    for (d, _) in path(&config, config.coords(s), config.coords(t)) {
+                        assert!(turn_allowed(&config, from, d), "{dims:?}: {from:?} -> {d:?}");
+                        taken.insert((from, d));
+                        from = Some(d);
+                    }
+                }
+            }
+            let dirs = config.directions();
+            for from in dirs.iter().map(|d| Some(*d)).chain([None]) {
+                for to in &dirs {
+                    assert_eq!(turn_allowed(&config, from, *to), taken.contains(&(from, *to)), "{dims:?}: {from:?} -> {to:?}");
+                }
+            }
+        }
     }
 
     /// On every pair of nodes of several tori: the path is minimal, X then Y then Z, it crosses

@@ -28,6 +28,9 @@
 //! counted and the packet dropped) and routed beside the check; a corrected header is routed
 //! again when it reaches its VC's head (`fix.rs`).
 //!
+//! Switch paths: only for the turns dimension-ordered routes take ([`super::route::connects`]);
+//! a header on a link asking for another turn is corrupted and dropped and counted.
+//!
 //! Allocation, separable and input-first (`allocator.rs`): each idle input picks one of
 //! its VCs whose next flit starts a packet (round-robin between VCs) and asks for that packet's
 //! output when it is free and, for a link, has room downstream for a whole packet (virtual
@@ -52,6 +55,7 @@ use super::arrival::Here;
 use super::config::RouterConfig;
 use super::input::input;
 use super::output::{output, output_state, switch};
+use super::route::connects;
 use super::side::Layout;
 
 /// Bits to hold `0 ..= value`.
@@ -79,7 +83,8 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, Error> {
         .enumerate()
         .map(|(o, name)| {
             let (instance, module) = output_unit(name);
-            d.unit(&instance, &module, || output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits())), layout.flits))
+            let from = (0..inputs.len()).filter(|&i| connects(c, i, o)).collect();
+            d.unit(&instance, &module, || output_state(&d, name, from, (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits())), layout.flits))
         })
         .unzip();
     let scheds = d.unit("allocator", "allocator", || allocate(&d, c, &inputs, &states, layout.out));
