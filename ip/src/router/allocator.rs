@@ -195,7 +195,11 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             let cur_drop = d.reg(&format!("{}_cur_drop", inp.name), 1, 0);
             let by_cur = |f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { cur_vc.q.mux(f(1), f(0)) } else { f(0) };
             let cont = busy.q & by_cur(&|v| next[v].valid) & (pick(slot, cur_out.q) | cur_drop.q);
-            let here = outs.iter().enumerate().map(|(o, st)| if st.from.contains(&i) { (cur_out.q.eq(lit_out(o)) & !cur_drop.q).named(&format!("{}_holds_{}", inp.name, inputs[o].name)) } else { d.lit(0, 1) }).collect();
+            let here = outs
+                .iter()
+                .enumerate()
+                .map(|(o, st)| if st.from.contains(&i) { (cur_out.q.eq(lit_out(o)) & !cur_drop.q).named(&format!("{}_holds_{}", inp.name, inputs[o].name)) } else { d.lit(0, 1) })
+                .collect();
             let cont_last = cont & by_cur(&|v| next[v].side.last);
             Ask { has, take1, side, next, stay, busy, starts, vcg, cur_vc, cur_out, cur_ovc, cur_drop, cont, here, cont_last }
         })
@@ -235,7 +239,12 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         .iter()
         .enumerate()
         .map(|(i, inp)| {
-            let at = |(o, st): (usize, &OutputState<'d>)| st.from.iter().position(|&f| f == i).map(|j| wins(d, &format!("{}_turn_at_{}", inp.name, out_names[o]), requests[o], pointers[o], j).named(&format!("{}_won_at_{}", out_names[o], inp.name)));
+            let at = |(o, st): (usize, &OutputState<'d>)| {
+                st.from
+                    .iter()
+                    .position(|&f| f == i)
+                    .map(|j| wins(d, &format!("{}_turn_at_{}", inp.name, out_names[o]), requests[o], pointers[o], j).named(&format!("{}_won_at_{}", out_names[o], inp.name)))
+            };
             outs.iter().enumerate().filter_map(at).collect()
         })
         .collect();

@@ -161,7 +161,13 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
     // the ring it arrived on): only a corrupted header asks for one, and it is dropped.
     let goes = |to: Direction| {
         let earlier = (0..to.dim).fold(zero, |acc, dim| acc | dirs[dim].0);
-        let way = if c.dims[to.dim] == 2 { d.lit(1, 1) } else if to.plus { dirs[to.dim].1 } else { !dirs[to.dim].1 };
+        let way = if c.dims[to.dim] == 2 {
+            d.lit(1, 1)
+        } else if to.plus {
+            dirs[to.dim].1
+        } else {
+            !dirs[to.dim].1
+        };
         dirs[to.dim].0 & !earlier & way
     };
     let stray = c.directions().into_iter().filter(|to| !turn_allowed(c, from, *to)).fold(zero, |acc, to| acc | goes(to));
