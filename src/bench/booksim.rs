@@ -121,6 +121,8 @@ pub fn run(booksim: &Path, config: &Path, cycles: u64, work: &Path, progress: &m
     let system = crate::system::load(config)?;
     let router = &system.node.router;
     let latency = channel_latency(system.channel_latency);
+    // BookSim2 runs in `work`, so a relative path to it is resolved here.
+    let booksim = &std::fs::canonicalize(booksim).map_err(|e| Error::Input(format!("BookSim2 at {}: {e} (scripts/booksim.sh builds it; pass its path with --booksim)", booksim.display())))?;
     std::fs::create_dir_all(work)?;
     let mut out = vec![];
     for (dims, pattern, rates) in super::netsim_load::sweeps().into_iter().filter(|(_, p, _)| *p != "neighbour") {
