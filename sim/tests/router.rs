@@ -206,7 +206,7 @@ fn link_inputs_drop_headers_routed_where_no_route_turns() {
     let outputs = ["p0", "p1", "xp", "xn", "yp", "yn"];
     for (input, [x, y, port], expect) in cases {
         let mut dev = NetlistDevice::new(Evaluator::new(router(&config).unwrap()));
-        let mut set = |dev: &mut NetlistDevice, name: &str, x: u128| {
+        let set = |dev: &mut NetlistDevice, name: &str, x: u128| {
             let p = dev.port(name);
             dev.set(p, &v(x));
         };

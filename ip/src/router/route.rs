@@ -93,7 +93,7 @@ fn longest_run(k: usize, plus: bool) -> usize {
 pub fn connects(config: &RouterConfig, i: usize, o: usize) -> bool {
     let dirs = config.directions();
     let link = |p: usize| p.checked_sub(config.local_ports).map(|k| dirs[k]);
-    link(o).map_or(true, |to| turn_allowed(config, link(i), to))
+    link(o).is_none_or(|to| turn_allowed(config, link(i), to))
 }
 
 /// Router-to-router hops from `src` to `dst` (what the header's `hops` must read on arrival).
