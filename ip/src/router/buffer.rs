@@ -98,3 +98,68 @@ pub(super) fn vc_buffer<'d>(d: &'d Design, name: &str, depth: usize, push: Sig<'
     let used = wr.q - rd.q;
     Buffer { valid: v0, head, space: used.lt(depth as u128), space2: used.lt(depth as u128 - 1), second_valid: v1, second: seconds }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use weft_hdl::netlist::eval::Evaluator;
+    use weft_hdl::netlist::Design;
+    use weft_hdl::testbench::Rng;
+
+    use super::vc_buffer;
+
+    /// The buffer against an ideal FIFO: under random pushes (up to the `depth` entries a
+    /// sender's credits allow) and pops, every cycle the head and the entry behind it are the
+    /// model's first two entries, valid exactly when the model holds them.
+    fn matches_ideal_fifo(depth: usize, push_percent: u64, pop_percent: u64, seed: u64) {
+        let d = Design::new();
+        let (push, data, pop) = (d.input("push", 1), d.input("data", 16), d.input("pop", 1));
+        let b = vc_buffer(&d, "b", depth, push, &[data], pop, None);
+        d.output("valid", b.valid);
+        d.output("head", b.head[0]);
+        d.output("second_valid", b.second_valid);
+        d.output("second", b.second[0]);
+        let mut e = Evaluator::new(d.finish());
+        e.reset(2);
+        let mut rng = Rng::new(seed);
+        let mut model: VecDeque<u128> = VecDeque::new();
+        let mut next = 1u128;
+        for cycle in 0..20_000 {
+            e.settle();
+            let at = format!("depth {depth}, seed {seed}, cycle {cycle}, model {:?}", model.iter().take(3).collect::<Vec<_>>());
+            assert_eq!(e.get_output("valid") == 1, !model.is_empty(), "head valid, {at}");
+            assert_eq!(e.get_output("second_valid") == 1, model.len() >= 2, "second valid, {at}");
+            if let Some(h) = model.front() {
+                assert_eq!(e.get_output("head"), *h, "head, {at}");
+            }
+            if let Some(s) = model.get(1) {
+                assert_eq!(e.get_output("second"), *s, "second, {at}");
+            }
+            // Bursts of pops and pauses drain and fill the memory.
+            let phase = (cycle / 500) % 3;
+            let popping = !model.is_empty() && rng.chance(if phase == 0 { 10 } else { pop_percent });
+            let pushing = model.len() - (popping as usize) < depth && rng.chance(if phase == 1 { 100 } else { push_percent });
+            e.set_input("pop", popping as u128);
+            e.set_input("push", pushing as u128);
+            e.set_input("data", next);
+            e.settle();
+            e.clock(false);
+            if popping {
+                model.pop_front();
+            }
+            if pushing {
+                model.push_back(next);
+                next = next % 0xffff + 1;
+            }
+        }
+    }
+
+    #[test]
+    fn head_and_second_follow_an_ideal_fifo() {
+        for (seed, (push, pop)) in [(90, 90), (50, 50), (100, 100), (70, 95), (95, 60)].into_iter().enumerate() {
+            matches_ideal_fifo(8, push, pop, seed as u64 + 1);
+            matches_ideal_fifo(16, push, pop, seed as u64 + 11);
+        }
+    }
+}
