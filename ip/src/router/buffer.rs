@@ -109,9 +109,10 @@ mod tests {
 
     use super::vc_buffer;
 
-    /// The buffer against an ideal FIFO: under random pushes (up to the `depth` entries a
-    /// sender's credits allow) and pops, every cycle the head and the entry behind it are the
-    /// model's first two entries, valid exactly when the model holds them.
+    /// The buffer against an ideal FIFO: under random pushes (up to the depth + 3 entries
+    /// `space` allows) and pops, every cycle the head and the entry behind it are the model's
+    /// first two entries, valid exactly when the model holds them, and `space` / `space2` say
+    /// whether it holds fewer than depth + 3 / depth + 2.
     fn matches_ideal_fifo(depth: usize, push_percent: u64, pop_percent: u64, seed: u64) {
         let d = Design::new();
         let (push, data, pop) = (d.input("push", 1), d.input("data", 16), d.input("pop", 1));
@@ -120,6 +121,8 @@ mod tests {
         d.output("head", b.head[0]);
         d.output("second_valid", b.second_valid);
         d.output("second", b.second[0]);
+        d.output("space", b.space);
+        d.output("space2", b.space2);
         let mut e = Evaluator::new(d.finish());
         e.reset(2);
         let mut rng = Rng::new(seed);
@@ -130,6 +133,9 @@ mod tests {
             let at = format!("depth {depth}, seed {seed}, cycle {cycle}, model {:?}", model.iter().take(3).collect::<Vec<_>>());
             assert_eq!(e.get_output("valid") == 1, !model.is_empty(), "head valid, {at}");
             assert_eq!(e.get_output("second_valid") == 1, model.len() >= 2, "second valid, {at}");
+            // An IntraNode input writes while `space` says so: a buffer of depth + 3 entries.
+            assert_eq!(e.get_output("space") == 1, model.len() < depth + 3, "space, {at}");
+            assert_eq!(e.get_output("space2") == 1, model.len() < depth + 2, "space for two, {at}");
             if let Some(h) = model.front() {
                 assert_eq!(e.get_output("head"), *h, "head, {at}");
             }
@@ -139,7 +145,7 @@ mod tests {
             // Bursts of pops and pauses drain and fill the memory.
             let phase = (cycle / 500) % 3;
             let popping = !model.is_empty() && rng.chance(if phase == 0 { 10 } else { pop_percent });
-            let pushing = model.len() - (popping as usize) < depth && rng.chance(if phase == 1 { 100 } else { push_percent });
+            let pushing = model.len() - (popping as usize) < depth + 3 && rng.chance(if phase == 1 { 100 } else { push_percent });
             e.set_input("pop", popping as u128);
             e.set_input("push", pushing as u128);
             e.set_input("data", next);
