@@ -16,7 +16,8 @@ pub(super) struct Buffer<'d> {
     /// The head is valid; its fields (registers).
     pub valid: Sig<'d>,
     pub head: Vec<Sig<'d>>,
-    /// The memory has room for one more entry, and for two.
+    /// The memory has room for one more entry, and for two: the buffer holds fewer than depth + 3
+    /// entries, and fewer than depth + 2.
     pub space: Sig<'d>,
     pub space2: Sig<'d>,
     /// The entry behind the head (registers) and whether it holds one.
