@@ -31,7 +31,7 @@ module fp32_mul_lut_shift(
     output wire m_axis_tvalid;
 
 // verilator lint_off UNUSEDSIGNAL
-// mul: operands, special cases, leading zeros of a subnormal significand
+// mul: operands, special cases, the exponent sum
 wire s_axis_tdata_is0;
 wire s_axis_tdata_is255;
 wire s_axis_tdata_is0_2;
@@ -54,151 +54,158 @@ wire sign;
 wire nan;
 wire inf;
 wire zero;
-wire [31:0] a_sig_cat;
-wire a_sig_is0;
-wire a_sig_is0_2;
-wire a_sig_is0_3;
-wire a_sig_is0_4;
-wire a_sig_is0_5;
-wire a_sig_is0_6;
-wire a_sig_is0_7;
-wire a_sig_is0_8;
-wire a_sig_and;
-wire [1:0] a_sig_sel;
-wire [1:0] a_sig_sel_2;
-wire a_sig_and_2;
-wire [1:0] a_sig_sel_3;
-wire [1:0] a_sig_sel_4;
-wire a_sig_and_3;
-wire [1:0] a_sig_sel_5;
-wire [1:0] a_sig_sel_6;
-wire a_sig_and_4;
-wire [1:0] a_sig_sel_7;
-wire [1:0] a_sig_sel_8;
-wire a_sig_and_5;
-wire a_sig_and_6;
-wire a_sig_and_7;
-wire [3:0] a_sig_cat_2;
-wire [3:0] a_sig_cat_3;
-wire [3:0] a_sig_cat_4;
-wire [3:0] a_sig_cat_5;
-wire [4:0] for_lz_sel;
-wire [31:0] b_sig_cat;
-wire b_sig_is0;
-wire b_sig_is0_2;
-wire b_sig_is0_3;
-wire b_sig_is0_4;
-wire b_sig_is0_5;
-wire b_sig_is0_6;
-wire b_sig_is0_7;
-wire b_sig_is0_8;
-wire b_sig_and;
-wire [1:0] b_sig_sel;
-wire [1:0] b_sig_sel_2;
-wire b_sig_and_2;
-wire [1:0] b_sig_sel_3;
-wire [1:0] b_sig_sel_4;
-wire b_sig_and_3;
-wire [1:0] b_sig_sel_5;
-wire [1:0] b_sig_sel_6;
-wire b_sig_and_4;
-wire [1:0] b_sig_sel_7;
-wire [1:0] b_sig_sel_8;
-wire b_sig_and_5;
-wire b_sig_and_6;
-wire b_sig_and_7;
-wire [3:0] b_sig_cat_2;
-wire [3:0] b_sig_cat_3;
-wire [3:0] b_sig_cat_4;
-wire [3:0] b_sig_cat_5;
-wire [4:0] for_lz_sel_2;
-wire [4:0] lz;
 wire [7:0] b_exp_xor;
 wire [9:0] fine;
-// mul: significand product; beside it, the result's exponent and its window's shift r
+reg [9:0] fine_d1;
+// mul: significand product P; beside it, a subnormal result's shift u
 reg [23:0] a_sig_d1;
 reg [23:0] b_sig_d1;
 wire [47:0] product;
-reg [4:0] lz_d1;
-reg [9:0] fine_d1;
-wire [9:0] e0_minus_1;
-wire normal;
-wire far;
-wire over_low;
-wire over_high;
-reg nan_d1;
-reg inf_d1;
-reg zero_d1;
-wire forced_early;
-wire [9:0] lz_d1_sel;
-wire [5:0] shift;
-// mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed
+wire [9:0] fine_d1_not;
+wire [9:0] fine_d1_not_2;
+wire [5:0] u;
+wire over_any;
+wire over_if_upper;
+// mul: leading zeros of P's upper p + 1 bits
 reg [47:0] product_d1;
 reg [47:0] product_d2;
-wire [48:0] product_d2_cat;
+wire [31:0] product_d2_cat;
+wire product_d2_is0;
+wire product_d2_is0_2;
+wire product_d2_is0_3;
+wire product_d2_is0_4;
+wire product_d2_is0_5;
+wire product_d2_is0_6;
+wire product_d2_is0_7;
+wire product_d2_is0_8;
+wire product_d2_and;
+wire [1:0] product_d2_sel;
+wire [1:0] product_d2_sel_2;
+wire product_d2_and_2;
+wire [1:0] product_d2_sel_3;
+wire [1:0] product_d2_sel_4;
+wire product_d2_and_3;
+wire [1:0] product_d2_sel_5;
+wire [1:0] product_d2_sel_6;
+wire product_d2_and_4;
+wire [1:0] product_d2_sel_7;
+wire [1:0] product_d2_sel_8;
+wire product_d2_and_5;
+wire product_d2_and_6;
+wire product_d2_and_7;
+wire [3:0] product_d2_cat_2;
+wire [3:0] product_d2_cat_3;
+wire [3:0] product_d2_cat_4;
+wire [3:0] product_d2_cat_5;
+wire [4:0] lead;
+reg [9:0] fine_d2;
+reg [9:0] fine_d3;
+wire [9:0] e_minus_1;
+reg over_if_upper_d1;
+reg over_if_upper_d2;
+reg over_any_d1;
+reg over_any_d2;
+wire overflow;
+reg nan_d1;
+reg nan_d2;
+reg nan_d3;
+reg inf_d1;
+reg inf_d2;
+reg inf_d3;
+reg zero_d1;
+reg zero_d2;
+reg zero_d3;
+wire forced_early;
+wire saturate;
+// mul: normal or subnormal result, the exponent field, the shift r (all ones for a forced result: an empty window)
+reg [9:0] e_minus_1_d1;
+wire normal;
+reg fine_d1_q;
+reg fine_d1_q_2;
+reg fine_d1_q_3;
+reg forced_early_d1;
+wire forced;
+reg [4:0] lead_d1;
+reg [5:0] u_d1;
+reg [5:0] u_d2;
+reg [5:0] u_d3;
+wire [5:0] shift;
+reg nan_d4;
+reg saturate_d1;
+wire ones;
+wire field_kept;
+// mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed
+reg [47:0] product_d3;
+reg [47:0] product_d4;
+wire [55:0] product_d4_cat;
 reg [5:0] shift_d1;
-reg [5:0] shift_d2;
-wire [5:0] shift_d2_cat;
-wire product_d2_not;
-wire product_d2_not_2;
-wire product_d2_sel;
-wire product_d2_sel_2;
-wire product_d2_sel_3;
-wire product_d2_sel_4;
-wire product_d2_sel_5;
-wire product_d2_sel_6;
-wire product_d2_sel_7;
-wire product_d2_sel_8;
-wire product_d2_sel_9;
-wire product_d2_sel_10;
-wire product_d2_sel_11;
-wire product_d2_sel_12;
-wire product_d2_sel_13;
-wire product_d2_sel_14;
-wire product_d2_sel_15;
-wire product_d2_sel_16;
-wire product_d2_sel_17;
-wire product_d2_sel_18;
-wire [43:0] product_d2_cat_2;
-wire product_d2_not_3;
-wire product_d2_not_4;
-wire for_dropped_sel;
-wire product_d2_sel_19;
-wire product_d2_sel_20;
-wire product_d2_sel_21;
-wire product_d2_sel_22;
-wire product_d2_sel_23;
-wire product_d2_sel_24;
-wire product_d2_sel_25;
-wire product_d2_sel_26;
-wire product_d2_sel_27;
-wire product_d2_sel_28;
-wire product_d2_sel_29;
-wire product_d2_sel_30;
-wire product_d2_sel_31;
-wire product_d2_sel_32;
-wire product_d2_sel_33;
-wire product_d2_sel_34;
-wire product_d2_sel_35;
-wire product_d2_sel_36;
-wire product_d2_sel_37;
-wire product_d2_sel_38;
-wire product_d2_sel_39;
-wire product_d2_sel_40;
-wire product_d2_sel_41;
-wire product_d2_sel_42;
-wire product_d2_sel_43;
-wire product_d2_sel_44;
-wire product_d2_sel_45;
-wire product_d2_sel_46;
-wire product_d2_sel_47;
-wire product_d2_sel_48;
-wire product_d2_sel_49;
-wire product_d2_sel_50;
-wire [31:0] cat;
-wire for_dropped_not;
-wire for_dropped_not_2;
-wire for_dropped_sel_2;
+wire [5:0] shift_d1_cat;
+wire product_d4_not;
+wire product_d4_not_2;
+wire product_d4_sel;
+wire product_d4_sel_2;
+wire product_d4_sel_3;
+wire product_d4_sel_4;
+wire product_d4_sel_5;
+wire product_d4_sel_6;
+wire product_d4_sel_7;
+wire product_d4_sel_8;
+wire product_d4_sel_9;
+wire product_d4_sel_10;
+wire product_d4_sel_11;
+wire product_d4_sel_12;
+wire product_d4_sel_13;
+wire product_d4_sel_14;
+wire product_d4_sel_15;
+wire product_d4_sel_16;
+wire product_d4_sel_17;
+wire product_d4_sel_18;
+wire product_d4_sel_19;
+wire product_d4_sel_20;
+wire product_d4_sel_21;
+wire product_d4_sel_22;
+wire product_d4_sel_23;
+wire product_d4_sel_24;
+wire product_d4_sel_25;
+wire [42:0] product_d4_cat_2;
+wire product_d4_not_3;
+wire product_d4_not_4;
+wire for_sticky_sel;
+wire product_d4_sel_26;
+wire product_d4_sel_27;
+wire product_d4_sel_28;
+wire product_d4_sel_29;
+wire product_d4_sel_30;
+wire product_d4_sel_31;
+wire product_d4_sel_32;
+wire product_d4_sel_33;
+wire product_d4_sel_34;
+wire product_d4_sel_35;
+wire product_d4_sel_36;
+wire product_d4_sel_37;
+wire product_d4_sel_38;
+wire product_d4_sel_39;
+wire product_d4_sel_40;
+wire product_d4_sel_41;
+wire product_d4_sel_42;
+wire product_d4_sel_43;
+wire product_d4_sel_44;
+wire product_d4_sel_45;
+wire product_d4_sel_46;
+wire product_d4_sel_47;
+wire product_d4_sel_48;
+wire product_d4_sel_49;
+wire product_d4_sel_50;
+wire product_d4_sel_51;
+wire product_d4_sel_52;
+wire product_d4_sel_53;
+wire product_d4_sel_54;
+wire product_d4_sel_55;
+wire product_d4_sel_56;
+wire [30:0] cat;
+wire for_sticky_not;
+wire for_sticky_not_2;
+wire for_sticky_sel_2;
 wire sel;
 wire sel_2;
 wire sel_3;
@@ -224,83 +231,41 @@ wire sel_22;
 wire sel_23;
 wire sel_24;
 wire sel_25;
-wire sel_26;
-wire for_shifted_sel;
-wire for_shifted_sel_2;
-wire for_shifted_sel_3;
-wire [28:0] for_shifted_cat;
-wire [2:0] shift_d2_cat_2;
-reg [5:0] shift_d3;
-reg [28:0] for_shifted_q;
-wire for_dropped_not_3;
-wire for_dropped_not_4;
-wire shift_d3_sel;
-wire [25:0] shifted;
-reg [2:0] shift_d2_q;
-wire dropped;
-// mul: the window (guard, then the kept bits) one bit higher with the step, sticky, round to nearest even, special cases
-reg [25:0] shifted_d1;
-reg normal_d1;
-reg normal_d2;
-reg normal_d3;
-reg normal_d4;
-wire high;
+wire for_window_sel;
+wire for_window_sel_2;
+wire for_window_sel_3;
+wire [27:0] for_window_cat;
+wire [2:0] shift_d1_cat_2;
+reg [5:0] shift_d2;
+reg [27:0] for_window_q;
+wire for_sticky_not_3;
+wire for_sticky_not_4;
+wire shift_d2_sel;
 wire [24:0] window;
-reg dropped_d1;
+reg [2:0] shift_d1_q;
 wire sticky;
-reg over_high_d1;
-reg over_high_d2;
-reg over_high_d3;
-reg over_high_d4;
-reg over_low_d1;
-reg over_low_d2;
-reg over_low_d3;
-reg over_low_d4;
-wire overflow;
-reg forced_early_d1;
-reg forced_early_d2;
-reg forced_early_d3;
-reg forced_early_d4;
-wire forced;
-reg nan_d2;
-reg nan_d3;
-reg nan_d4;
-reg nan_d5;
-reg zero_d2;
-reg zero_d3;
-reg zero_d4;
-reg zero_d5;
-reg inf_d2;
-reg inf_d3;
-reg inf_d4;
-reg inf_d5;
-wire saturate;
-wire normal_field;
+// mul: round to nearest even; the rounding increment and the window's top bit at the exponent's low bit, one adder
 wire [23:0] kept;
 wire guard;
 wire increment;
-reg [9:0] e0_minus_1_d1;
-reg [9:0] e0_minus_1_d2;
-reg [9:0] e0_minus_1_d3;
-reg [9:0] e0_minus_1_d4;
-wire [9:0] e0_minus_1_d4_sel;
-wire nan_d5_or;
-wire [22:0] nan_d5_cat;
-wire forced_not;
+reg nan_d5;
+reg nan_d6;
+wire [22:0] nan_d6_cat;
+reg [9:0] e_minus_1_d2;
+reg [9:0] e_minus_1_d3;
+reg field_kept_d1;
+reg field_kept_d2;
+reg ones_d1;
+reg ones_d2;
+wire [7:0] field;
 wire [30:0] packed_2;
+wire [30:0] kept_cat;
 reg sign_d1;
 reg sign_d2;
 reg sign_d3;
 reg sign_d4;
 reg sign_d5;
-wire result_sign;
-// mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
-reg normal_field_d1;
-reg high_d1;
-wire [30:0] normal_field_d1_cat;
-reg increment_d1;
-reg [30:0] packed_d1;
-reg result_sign_d1;
+reg sign_d6;
 wire [31:0] result;
 reg s_axis_tvalid_q;
 reg s_axis_tvalid_q_2;
@@ -311,7 +276,7 @@ reg out_valid;
 wire out_valid_or;
 // verilator lint_on UNUSEDSIGNAL
 
-// ---- mul: operands, special cases, leading zeros of a subnormal significand ----
+// ---- mul: operands, special cases, the exponent sum ----
 assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
 assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
 assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
@@ -334,327 +299,288 @@ assign sign = a_sign ^ b_sign;
 assign nan = a_nan | b_nan | (a_zero & b_inf) | (a_inf & b_zero);
 assign inf = a_inf | b_inf;
 assign zero = a_zero | b_zero | ((~a_sig[23]) & (~b_sig[23]));
-assign a_sig_cat = {1'h0, a_sig[22:0], 8'hff};
-assign a_sig_is0 = a_sig_cat[31:30] == 2'h0;
-assign a_sig_is0_2 = a_sig_cat[27:26] == 2'h0;
-assign a_sig_is0_3 = a_sig_cat[23:22] == 2'h0;
-assign a_sig_is0_4 = a_sig_cat[19:18] == 2'h0;
-assign a_sig_is0_5 = a_sig_cat[15:14] == 2'h0;
-assign a_sig_is0_6 = a_sig_cat[11:10] == 2'h0;
-assign a_sig_is0_7 = a_sig_cat[7:6] == 2'h0;
-assign a_sig_is0_8 = a_sig_cat[3:2] == 2'h0;
-assign a_sig_and = a_sig_is0 & (a_sig_cat[29:28] == 2'h0);
-assign a_sig_sel = a_sig_is0 ? ({a_sig_is0, (~a_sig_cat[29])}) : ({a_sig_is0, (~a_sig_cat[31])});
-assign a_sig_sel_2 = a_sig_is0_2 ? ({a_sig_is0_2, (~a_sig_cat[25])}) : ({a_sig_is0_2, (~a_sig_cat[27])});
-assign a_sig_and_2 = a_sig_is0_3 & (a_sig_cat[21:20] == 2'h0);
-assign a_sig_sel_3 = a_sig_is0_3 ? ({a_sig_is0_3, (~a_sig_cat[21])}) : ({a_sig_is0_3, (~a_sig_cat[23])});
-assign a_sig_sel_4 = a_sig_is0_4 ? ({a_sig_is0_4, (~a_sig_cat[17])}) : ({a_sig_is0_4, (~a_sig_cat[19])});
-assign a_sig_and_3 = a_sig_is0_5 & (a_sig_cat[13:12] == 2'h0);
-assign a_sig_sel_5 = a_sig_is0_5 ? ({a_sig_is0_5, (~a_sig_cat[13])}) : ({a_sig_is0_5, (~a_sig_cat[15])});
-assign a_sig_sel_6 = a_sig_is0_6 ? ({a_sig_is0_6, (~a_sig_cat[9])}) : ({a_sig_is0_6, (~a_sig_cat[11])});
-assign a_sig_and_4 = a_sig_is0_7 & (a_sig_cat[5:4] == 2'h0);
-assign a_sig_sel_7 = a_sig_is0_7 ? ({a_sig_is0_7, (~a_sig_cat[5])}) : ({a_sig_is0_7, (~a_sig_cat[7])});
-assign a_sig_sel_8 = a_sig_is0_8 ? ({a_sig_is0_8, (~a_sig_cat[1])}) : ({a_sig_is0_8, (~a_sig_cat[3])});
-assign a_sig_and_5 = a_sig_and & a_sig_is0_2 & (a_sig_cat[25:24] == 2'h0);
-assign a_sig_and_6 = a_sig_and_3 & a_sig_is0_6 & (a_sig_cat[9:8] == 2'h0);
-assign a_sig_and_7 = a_sig_and_5 & a_sig_and_2 & a_sig_is0_4 & (a_sig_cat[17:16] == 2'h0);
-assign a_sig_cat_2 = {a_sig_and_5, (a_sig_and_2 ? ({a_sig_and_2, a_sig_sel_4}) : ({a_sig_and_2, a_sig_sel_3}))};
-assign a_sig_cat_3 = {a_sig_and_5, (a_sig_and ? ({a_sig_and, a_sig_sel_2}) : ({a_sig_and, a_sig_sel}))};
-assign a_sig_cat_4 = {a_sig_and_6, (a_sig_and_4 ? ({a_sig_and_4, a_sig_sel_8}) : ({a_sig_and_4, a_sig_sel_7}))};
-assign a_sig_cat_5 = {a_sig_and_6, (a_sig_and_3 ? ({a_sig_and_3, a_sig_sel_6}) : ({a_sig_and_3, a_sig_sel_5}))};
-assign for_lz_sel = a_sig_and_7 ? ({a_sig_and_7, (a_sig_and_6 ? a_sig_cat_4 : a_sig_cat_5)}) : ({a_sig_and_7, (a_sig_and_5 ? a_sig_cat_2 : a_sig_cat_3)});
-assign b_sig_cat = {1'h0, b_sig[22:0], 8'hff};
-assign b_sig_is0 = b_sig_cat[31:30] == 2'h0;
-assign b_sig_is0_2 = b_sig_cat[27:26] == 2'h0;
-assign b_sig_is0_3 = b_sig_cat[23:22] == 2'h0;
-assign b_sig_is0_4 = b_sig_cat[19:18] == 2'h0;
-assign b_sig_is0_5 = b_sig_cat[15:14] == 2'h0;
-assign b_sig_is0_6 = b_sig_cat[11:10] == 2'h0;
-assign b_sig_is0_7 = b_sig_cat[7:6] == 2'h0;
-assign b_sig_is0_8 = b_sig_cat[3:2] == 2'h0;
-assign b_sig_and = b_sig_is0 & (b_sig_cat[29:28] == 2'h0);
-assign b_sig_sel = b_sig_is0 ? ({b_sig_is0, (~b_sig_cat[29])}) : ({b_sig_is0, (~b_sig_cat[31])});
-assign b_sig_sel_2 = b_sig_is0_2 ? ({b_sig_is0_2, (~b_sig_cat[25])}) : ({b_sig_is0_2, (~b_sig_cat[27])});
-assign b_sig_and_2 = b_sig_is0_3 & (b_sig_cat[21:20] == 2'h0);
-assign b_sig_sel_3 = b_sig_is0_3 ? ({b_sig_is0_3, (~b_sig_cat[21])}) : ({b_sig_is0_3, (~b_sig_cat[23])});
-assign b_sig_sel_4 = b_sig_is0_4 ? ({b_sig_is0_4, (~b_sig_cat[17])}) : ({b_sig_is0_4, (~b_sig_cat[19])});
-assign b_sig_and_3 = b_sig_is0_5 & (b_sig_cat[13:12] == 2'h0);
-assign b_sig_sel_5 = b_sig_is0_5 ? ({b_sig_is0_5, (~b_sig_cat[13])}) : ({b_sig_is0_5, (~b_sig_cat[15])});
-assign b_sig_sel_6 = b_sig_is0_6 ? ({b_sig_is0_6, (~b_sig_cat[9])}) : ({b_sig_is0_6, (~b_sig_cat[11])});
-assign b_sig_and_4 = b_sig_is0_7 & (b_sig_cat[5:4] == 2'h0);
-assign b_sig_sel_7 = b_sig_is0_7 ? ({b_sig_is0_7, (~b_sig_cat[5])}) : ({b_sig_is0_7, (~b_sig_cat[7])});
-assign b_sig_sel_8 = b_sig_is0_8 ? ({b_sig_is0_8, (~b_sig_cat[1])}) : ({b_sig_is0_8, (~b_sig_cat[3])});
-assign b_sig_and_5 = b_sig_and & b_sig_is0_2 & (b_sig_cat[25:24] == 2'h0);
-assign b_sig_and_6 = b_sig_and_3 & b_sig_is0_6 & (b_sig_cat[9:8] == 2'h0);
-assign b_sig_and_7 = b_sig_and_5 & b_sig_and_2 & b_sig_is0_4 & (b_sig_cat[17:16] == 2'h0);
-assign b_sig_cat_2 = {b_sig_and_5, (b_sig_and_2 ? ({b_sig_and_2, b_sig_sel_4}) : ({b_sig_and_2, b_sig_sel_3}))};
-assign b_sig_cat_3 = {b_sig_and_5, (b_sig_and ? ({b_sig_and, b_sig_sel_2}) : ({b_sig_and, b_sig_sel}))};
-assign b_sig_cat_4 = {b_sig_and_6, (b_sig_and_4 ? ({b_sig_and_4, b_sig_sel_8}) : ({b_sig_and_4, b_sig_sel_7}))};
-assign b_sig_cat_5 = {b_sig_and_6, (b_sig_and_3 ? ({b_sig_and_3, b_sig_sel_6}) : ({b_sig_and_3, b_sig_sel_5}))};
-assign for_lz_sel_2 = b_sig_and_7 ? ({b_sig_and_7, (b_sig_and_6 ? b_sig_cat_4 : b_sig_cat_5)}) : ({b_sig_and_7, (b_sig_and_5 ? b_sig_cat_2 : b_sig_cat_3)});
-assign lz = (a_sig[23] ? 5'h0 : for_lz_sel) | (b_sig[23] ? 5'h0 : for_lz_sel_2);
 assign b_exp_xor = b_exp ^ 8'h80;
 assign fine = (({2'h0, a_exp}) + ({(b_exp_xor[7] ? 2'h3 : 2'h0), b_exp_xor})) + 10'h1;
 
-// ---- mul: significand product; beside it, the result's exponent and its window's shift r ----
+// ---- mul: significand product P; beside it, a subnormal result's shift u ----
 assign product = {{24{1'b0}}, a_sig_d1} * {{24{1'b0}}, b_sig_d1};
-assign e0_minus_1 = fine_d1 + (~({5'h0, lz_d1}));
-assign normal = ~e0_minus_1[9];
-assign far = (fine_d1 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-assign over_low = ~((e0_minus_1 ^ 10'h200) < (10'hfe ^ 10'h200));
-assign over_high = ~((e0_minus_1 ^ 10'h200) < (10'hfd ^ 10'h200));
-assign forced_early = nan_d1 | inf_d1 | zero_d1 | (normal ? 1'h0 : far);
-assign lz_d1_sel = normal ? (10'h17 - ({5'h0, lz_d1})) : (10'h18 - fine_d1);
-assign shift = lz_d1_sel[5:0];
+assign fine_d1_not = ~fine_d1;
+assign fine_d1_not_2 = ~fine_d1;
+assign u = {(fine_d1_not[5] + 1'h1), fine_d1_not_2[4:0]};
+assign over_any = ~((fine_d1 ^ 10'h200) < (10'hff ^ 10'h200));
+assign over_if_upper = fine_d1 == 10'hfe;
+
+// ---- mul: leading zeros of P's upper p + 1 bits ----
+assign product_d2_cat = {product_d2[47:23], 7'h7f};
+assign product_d2_is0 = product_d2_cat[31:30] == 2'h0;
+assign product_d2_is0_2 = product_d2_cat[27:26] == 2'h0;
+assign product_d2_is0_3 = product_d2_cat[23:22] == 2'h0;
+assign product_d2_is0_4 = product_d2_cat[19:18] == 2'h0;
+assign product_d2_is0_5 = product_d2_cat[15:14] == 2'h0;
+assign product_d2_is0_6 = product_d2_cat[11:10] == 2'h0;
+assign product_d2_is0_7 = product_d2_cat[7:6] == 2'h0;
+assign product_d2_is0_8 = product_d2_cat[3:2] == 2'h0;
+assign product_d2_and = product_d2_is0 & (product_d2_cat[29:28] == 2'h0);
+assign product_d2_sel = product_d2_is0 ? ({product_d2_is0, (~product_d2_cat[29])}) : ({product_d2_is0, (~product_d2_cat[31])});
+assign product_d2_sel_2 = product_d2_is0_2 ? ({product_d2_is0_2, (~product_d2_cat[25])}) : ({product_d2_is0_2, (~product_d2_cat[27])});
+assign product_d2_and_2 = product_d2_is0_3 & (product_d2_cat[21:20] == 2'h0);
+assign product_d2_sel_3 = product_d2_is0_3 ? ({product_d2_is0_3, (~product_d2_cat[21])}) : ({product_d2_is0_3, (~product_d2_cat[23])});
+assign product_d2_sel_4 = product_d2_is0_4 ? ({product_d2_is0_4, (~product_d2_cat[17])}) : ({product_d2_is0_4, (~product_d2_cat[19])});
+assign product_d2_and_3 = product_d2_is0_5 & (product_d2_cat[13:12] == 2'h0);
+assign product_d2_sel_5 = product_d2_is0_5 ? ({product_d2_is0_5, (~product_d2_cat[13])}) : ({product_d2_is0_5, (~product_d2_cat[15])});
+assign product_d2_sel_6 = product_d2_is0_6 ? ({product_d2_is0_6, (~product_d2_cat[9])}) : ({product_d2_is0_6, (~product_d2_cat[11])});
+assign product_d2_and_4 = product_d2_is0_7 & (product_d2_cat[5:4] == 2'h0);
+assign product_d2_sel_7 = product_d2_is0_7 ? ({product_d2_is0_7, (~product_d2_cat[5])}) : ({product_d2_is0_7, (~product_d2_cat[7])});
+assign product_d2_sel_8 = product_d2_is0_8 ? ({product_d2_is0_8, (~product_d2_cat[1])}) : ({product_d2_is0_8, (~product_d2_cat[3])});
+assign product_d2_and_5 = product_d2_and & product_d2_is0_2 & (product_d2_cat[25:24] == 2'h0);
+assign product_d2_and_6 = product_d2_and_3 & product_d2_is0_6 & (product_d2_cat[9:8] == 2'h0);
+assign product_d2_and_7 = product_d2_and_5 & product_d2_and_2 & product_d2_is0_4 & (product_d2_cat[17:16] == 2'h0);
+assign product_d2_cat_2 = {product_d2_and_5,
+    (product_d2_and_2 ? ({product_d2_and_2, product_d2_sel_4}) : ({product_d2_and_2, product_d2_sel_3}))};
+assign product_d2_cat_3 = {product_d2_and_5,
+    (product_d2_and ? ({product_d2_and, product_d2_sel_2}) : ({product_d2_and, product_d2_sel}))};
+assign product_d2_cat_4 = {product_d2_and_6,
+    (product_d2_and_4 ? ({product_d2_and_4, product_d2_sel_8}) : ({product_d2_and_4, product_d2_sel_7}))};
+assign product_d2_cat_5 = {product_d2_and_6,
+    (product_d2_and_3 ? ({product_d2_and_3, product_d2_sel_6}) : ({product_d2_and_3, product_d2_sel_5}))};
+assign lead = product_d2_and_7 ? ({product_d2_and_7, (product_d2_and_6 ? product_d2_cat_4 : product_d2_cat_5)}) : ({product_d2_and_7, (product_d2_and_5 ? product_d2_cat_2 : product_d2_cat_3)});
+assign e_minus_1 = fine_d3 - ({5'h0, lead});
+assign overflow = over_any_d2 | (over_if_upper_d2 & product_d2[47]);
+assign forced_early = nan_d3 | inf_d3 | zero_d3 | overflow;
+assign saturate = (~nan_d3) & (inf_d3 | ((~zero_d3) & overflow));
+
+// ---- mul: normal or subnormal result, the exponent field, the shift r (all ones for a forced result: an empty window) ----
+assign normal = ~e_minus_1_d1[9];
+assign forced = forced_early_d1 | (e_minus_1_d1[9] & fine_d1_q_3);
+assign shift = forced ? 6'h3f : (normal ? ({1'h0, (~lead_d1)}) : u_d3);
+assign ones = nan_d4 | saturate_d1;
+assign field_kept = normal & (~forced_early_d1);
 
 // ---- mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed ----
-assign product_d2_cat = {product_d2, 1'h0};
-assign shift_d2_cat = {shift_d2[5:2], 2'h0};
-assign product_d2_not = ~(product_d2_cat[15:0] == 16'h0);
-assign product_d2_not_2 = ~(product_d2_cat[31:16] == 16'h0);
-assign product_d2_sel = shift_d2_cat[4] ? (product_d2_not | product_d2_not_2 | (~(product_d2_cat[47:32] == 16'h0))) : (product_d2_not | product_d2_not_2);
-assign product_d2_sel_2 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[48]) : (shift_d2_cat[4] ? product_d2_cat[32] : product_d2_cat[16]);
-assign product_d2_sel_3 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[47]) : (shift_d2_cat[4] ? product_d2_cat[31] : product_d2_cat[15]);
-assign product_d2_sel_4 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[46]) : (shift_d2_cat[4] ? product_d2_cat[30] : product_d2_cat[14]);
-assign product_d2_sel_5 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[45]) : (shift_d2_cat[4] ? product_d2_cat[29] : product_d2_cat[13]);
-assign product_d2_sel_6 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[44]) : (shift_d2_cat[4] ? product_d2_cat[28] : product_d2_cat[12]);
-assign product_d2_sel_7 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[43]) : (shift_d2_cat[4] ? product_d2_cat[27] : product_d2_cat[11]);
-assign product_d2_sel_8 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[42]) : (shift_d2_cat[4] ? product_d2_cat[26] : product_d2_cat[10]);
-assign product_d2_sel_9 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[41]) : (shift_d2_cat[4] ? product_d2_cat[25] : product_d2_cat[9]);
-assign product_d2_sel_10 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[40]) : (shift_d2_cat[4] ? product_d2_cat[24] : product_d2_cat[8]);
-assign product_d2_sel_11 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[39]) : (shift_d2_cat[4] ? product_d2_cat[23] : product_d2_cat[7]);
-assign product_d2_sel_12 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[38]) : (shift_d2_cat[4] ? product_d2_cat[22] : product_d2_cat[6]);
-assign product_d2_sel_13 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[37]) : (shift_d2_cat[4] ? product_d2_cat[21] : product_d2_cat[5]);
-assign product_d2_sel_14 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[36]) : (shift_d2_cat[4] ? product_d2_cat[20] : product_d2_cat[4]);
-assign product_d2_sel_15 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[35]) : (shift_d2_cat[4] ? product_d2_cat[19] : product_d2_cat[3]);
-assign product_d2_sel_16 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[34]) : (shift_d2_cat[4] ? product_d2_cat[18] : product_d2_cat[2]);
-assign product_d2_sel_17 = shift_d2_cat[5] ? (shift_d2_cat[4] ? 1'h0 : product_d2_cat[33]) : (shift_d2_cat[4] ? product_d2_cat[17] : product_d2_cat[1]);
-assign product_d2_sel_18 = shift_d2_cat[5] ? (shift_d2_cat[4] ? product_d2_cat[48] : product_d2_cat[32]) : (shift_d2_cat[4] ? product_d2_cat[16] : product_d2_cat[0]);
-assign product_d2_cat_2 = {(shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[43])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[42])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[41])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[40])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[39])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[38])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[37])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[36])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[35])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[34])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? 1'h0 : product_d2_cat[33])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[48] : product_d2_cat[32])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[47] : product_d2_cat[31])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[46] : product_d2_cat[30])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[45] : product_d2_cat[29])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[44] : product_d2_cat[28])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[43] : product_d2_cat[27])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[42] : product_d2_cat[26])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[41] : product_d2_cat[25])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[40] : product_d2_cat[24])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[39] : product_d2_cat[23])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[38] : product_d2_cat[22])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[37] : product_d2_cat[21])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[36] : product_d2_cat[20])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[35] : product_d2_cat[19])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[34] : product_d2_cat[18])),
-    (shift_d2_cat[5] ? 1'h0 : (shift_d2_cat[4] ? product_d2_cat[33] : product_d2_cat[17])),
-    product_d2_sel_2, product_d2_sel_3, product_d2_sel_4, product_d2_sel_5, product_d2_sel_6,
-    product_d2_sel_7, product_d2_sel_8, product_d2_sel_9, product_d2_sel_10, product_d2_sel_11,
-    product_d2_sel_12, product_d2_sel_13, product_d2_sel_14, product_d2_sel_15, product_d2_sel_16,
-    product_d2_sel_17, product_d2_sel_18};
-assign product_d2_not_3 = ~(product_d2_cat_2[3:0] == 4'h0);
-assign product_d2_not_4 = ~(product_d2_cat_2[7:4] == 4'h0);
-assign for_dropped_sel = shift_d2_cat[2] ? (product_d2_not_3 | product_d2_not_4 | (~(product_d2_cat_2[11:8] == 4'h0))) : (product_d2_not_3 | product_d2_not_4);
-assign product_d2_sel_19 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[43] : product_d2_cat_2[39]) : (shift_d2_cat[2] ? product_d2_cat_2[35] : product_d2_cat_2[31]);
-assign product_d2_sel_20 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[42] : product_d2_cat_2[38]) : (shift_d2_cat[2] ? product_d2_cat_2[34] : product_d2_cat_2[30]);
-assign product_d2_sel_21 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[41] : product_d2_cat_2[37]) : (shift_d2_cat[2] ? product_d2_cat_2[33] : product_d2_cat_2[29]);
-assign product_d2_sel_22 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[40] : product_d2_cat_2[36]) : (shift_d2_cat[2] ? product_d2_cat_2[32] : product_d2_cat_2[28]);
-assign product_d2_sel_23 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[39] : product_d2_cat_2[35]) : (shift_d2_cat[2] ? product_d2_cat_2[31] : product_d2_cat_2[27]);
-assign product_d2_sel_24 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[38] : product_d2_cat_2[34]) : (shift_d2_cat[2] ? product_d2_cat_2[30] : product_d2_cat_2[26]);
-assign product_d2_sel_25 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[37] : product_d2_cat_2[33]) : (shift_d2_cat[2] ? product_d2_cat_2[29] : product_d2_cat_2[25]);
-assign product_d2_sel_26 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[36] : product_d2_cat_2[32]) : (shift_d2_cat[2] ? product_d2_cat_2[28] : product_d2_cat_2[24]);
-assign product_d2_sel_27 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[35] : product_d2_cat_2[31]) : (shift_d2_cat[2] ? product_d2_cat_2[27] : product_d2_cat_2[23]);
-assign product_d2_sel_28 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[34] : product_d2_cat_2[30]) : (shift_d2_cat[2] ? product_d2_cat_2[26] : product_d2_cat_2[22]);
-assign product_d2_sel_29 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[33] : product_d2_cat_2[29]) : (shift_d2_cat[2] ? product_d2_cat_2[25] : product_d2_cat_2[21]);
-assign product_d2_sel_30 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[32] : product_d2_cat_2[28]) : (shift_d2_cat[2] ? product_d2_cat_2[24] : product_d2_cat_2[20]);
-assign product_d2_sel_31 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[31] : product_d2_cat_2[27]) : (shift_d2_cat[2] ? product_d2_cat_2[23] : product_d2_cat_2[19]);
-assign product_d2_sel_32 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[30] : product_d2_cat_2[26]) : (shift_d2_cat[2] ? product_d2_cat_2[22] : product_d2_cat_2[18]);
-assign product_d2_sel_33 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[29] : product_d2_cat_2[25]) : (shift_d2_cat[2] ? product_d2_cat_2[21] : product_d2_cat_2[17]);
-assign product_d2_sel_34 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[28] : product_d2_cat_2[24]) : (shift_d2_cat[2] ? product_d2_cat_2[20] : product_d2_cat_2[16]);
-assign product_d2_sel_35 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[27] : product_d2_cat_2[23]) : (shift_d2_cat[2] ? product_d2_cat_2[19] : product_d2_cat_2[15]);
-assign product_d2_sel_36 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[26] : product_d2_cat_2[22]) : (shift_d2_cat[2] ? product_d2_cat_2[18] : product_d2_cat_2[14]);
-assign product_d2_sel_37 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[25] : product_d2_cat_2[21]) : (shift_d2_cat[2] ? product_d2_cat_2[17] : product_d2_cat_2[13]);
-assign product_d2_sel_38 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[24] : product_d2_cat_2[20]) : (shift_d2_cat[2] ? product_d2_cat_2[16] : product_d2_cat_2[12]);
-assign product_d2_sel_39 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[23] : product_d2_cat_2[19]) : (shift_d2_cat[2] ? product_d2_cat_2[15] : product_d2_cat_2[11]);
-assign product_d2_sel_40 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[22] : product_d2_cat_2[18]) : (shift_d2_cat[2] ? product_d2_cat_2[14] : product_d2_cat_2[10]);
-assign product_d2_sel_41 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[21] : product_d2_cat_2[17]) : (shift_d2_cat[2] ? product_d2_cat_2[13] : product_d2_cat_2[9]);
-assign product_d2_sel_42 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[20] : product_d2_cat_2[16]) : (shift_d2_cat[2] ? product_d2_cat_2[12] : product_d2_cat_2[8]);
-assign product_d2_sel_43 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[19] : product_d2_cat_2[15]) : (shift_d2_cat[2] ? product_d2_cat_2[11] : product_d2_cat_2[7]);
-assign product_d2_sel_44 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[18] : product_d2_cat_2[14]) : (shift_d2_cat[2] ? product_d2_cat_2[10] : product_d2_cat_2[6]);
-assign product_d2_sel_45 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[17] : product_d2_cat_2[13]) : (shift_d2_cat[2] ? product_d2_cat_2[9] : product_d2_cat_2[5]);
-assign product_d2_sel_46 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[16] : product_d2_cat_2[12]) : (shift_d2_cat[2] ? product_d2_cat_2[8] : product_d2_cat_2[4]);
-assign product_d2_sel_47 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[15] : product_d2_cat_2[11]) : (shift_d2_cat[2] ? product_d2_cat_2[7] : product_d2_cat_2[3]);
-assign product_d2_sel_48 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[14] : product_d2_cat_2[10]) : (shift_d2_cat[2] ? product_d2_cat_2[6] : product_d2_cat_2[2]);
-assign product_d2_sel_49 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[13] : product_d2_cat_2[9]) : (shift_d2_cat[2] ? product_d2_cat_2[5] : product_d2_cat_2[1]);
-assign product_d2_sel_50 = shift_d2_cat[3] ? (shift_d2_cat[2] ? product_d2_cat_2[12] : product_d2_cat_2[8]) : (shift_d2_cat[2] ? product_d2_cat_2[4] : product_d2_cat_2[0]);
-assign cat = {product_d2_sel_19, product_d2_sel_20, product_d2_sel_21, product_d2_sel_22, product_d2_sel_23,
-    product_d2_sel_24, product_d2_sel_25, product_d2_sel_26, product_d2_sel_27, product_d2_sel_28,
-    product_d2_sel_29, product_d2_sel_30, product_d2_sel_31, product_d2_sel_32, product_d2_sel_33,
-    product_d2_sel_34, product_d2_sel_35, product_d2_sel_36, product_d2_sel_37, product_d2_sel_38,
-    product_d2_sel_39, product_d2_sel_40, product_d2_sel_41, product_d2_sel_42, product_d2_sel_43,
-    product_d2_sel_44, product_d2_sel_45, product_d2_sel_46, product_d2_sel_47, product_d2_sel_48,
-    product_d2_sel_49, product_d2_sel_50};
-assign for_dropped_not = ~(cat[0] == 1'h0);
-assign for_dropped_not_2 = ~(cat[1] == 1'h0);
-assign for_dropped_sel_2 = shift_d2_cat[0] ? (for_dropped_not | for_dropped_not_2 | (~(cat[2] == 1'h0))) : (for_dropped_not | for_dropped_not_2);
-assign sel = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[31] : cat[30]) : (shift_d2_cat[0] ? cat[29] : cat[28]);
-assign sel_2 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[30] : cat[29]) : (shift_d2_cat[0] ? cat[28] : cat[27]);
-assign sel_3 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[29] : cat[28]) : (shift_d2_cat[0] ? cat[27] : cat[26]);
-assign sel_4 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[28] : cat[27]) : (shift_d2_cat[0] ? cat[26] : cat[25]);
-assign sel_5 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[27] : cat[26]) : (shift_d2_cat[0] ? cat[25] : cat[24]);
-assign sel_6 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[26] : cat[25]) : (shift_d2_cat[0] ? cat[24] : cat[23]);
-assign sel_7 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[25] : cat[24]) : (shift_d2_cat[0] ? cat[23] : cat[22]);
-assign sel_8 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[24] : cat[23]) : (shift_d2_cat[0] ? cat[22] : cat[21]);
-assign sel_9 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[23] : cat[22]) : (shift_d2_cat[0] ? cat[21] : cat[20]);
-assign sel_10 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[22] : cat[21]) : (shift_d2_cat[0] ? cat[20] : cat[19]);
-assign sel_11 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[21] : cat[20]) : (shift_d2_cat[0] ? cat[19] : cat[18]);
-assign sel_12 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[20] : cat[19]) : (shift_d2_cat[0] ? cat[18] : cat[17]);
-assign sel_13 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[19] : cat[18]) : (shift_d2_cat[0] ? cat[17] : cat[16]);
-assign sel_14 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[18] : cat[17]) : (shift_d2_cat[0] ? cat[16] : cat[15]);
-assign sel_15 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[17] : cat[16]) : (shift_d2_cat[0] ? cat[15] : cat[14]);
-assign sel_16 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[16] : cat[15]) : (shift_d2_cat[0] ? cat[14] : cat[13]);
-assign sel_17 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[15] : cat[14]) : (shift_d2_cat[0] ? cat[13] : cat[12]);
-assign sel_18 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[14] : cat[13]) : (shift_d2_cat[0] ? cat[12] : cat[11]);
-assign sel_19 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[13] : cat[12]) : (shift_d2_cat[0] ? cat[11] : cat[10]);
-assign sel_20 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[12] : cat[11]) : (shift_d2_cat[0] ? cat[10] : cat[9]);
-assign sel_21 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[11] : cat[10]) : (shift_d2_cat[0] ? cat[9] : cat[8]);
-assign sel_22 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[10] : cat[9]) : (shift_d2_cat[0] ? cat[8] : cat[7]);
-assign sel_23 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[9] : cat[8]) : (shift_d2_cat[0] ? cat[7] : cat[6]);
-assign sel_24 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[8] : cat[7]) : (shift_d2_cat[0] ? cat[6] : cat[5]);
-assign sel_25 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[7] : cat[6]) : (shift_d2_cat[0] ? cat[5] : cat[4]);
-assign sel_26 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[6] : cat[5]) : (shift_d2_cat[0] ? cat[4] : cat[3]);
-assign for_shifted_sel = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[5] : cat[4]) : (shift_d2_cat[0] ? cat[3] : cat[2]);
-assign for_shifted_sel_2 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[4] : cat[3]) : (shift_d2_cat[0] ? cat[2] : cat[1]);
-assign for_shifted_sel_3 = shift_d2_cat[1] ? (shift_d2_cat[0] ? cat[3] : cat[2]) : (shift_d2_cat[0] ? cat[1] : cat[0]);
-assign for_shifted_cat = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
-    sel_15, sel_16, sel_17, sel_18, sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26,
-    for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3};
-assign shift_d2_cat_2 = {(shift_d2_cat[5] ? product_d2_sel : (shift_d2_cat[4] & product_d2_not)),
-    (shift_d2_cat[3] ? for_dropped_sel : (shift_d2_cat[2] & product_d2_not_3)),
-    (shift_d2_cat[1] ? for_dropped_sel_2 : (shift_d2_cat[0] & for_dropped_not))};
-assign for_dropped_not_3 = ~(for_shifted_q[0] == 1'h0);
-assign for_dropped_not_4 = ~(for_shifted_q[1] == 1'h0);
-assign shift_d3_sel = shift_d3[1] ? (shift_d3[0] ? (for_dropped_not_3 | for_dropped_not_4 | (~(for_shifted_q[2] == 1'h0))) : (for_dropped_not_3 | for_dropped_not_4)) : (shift_d3[0] & for_dropped_not_3);
-assign shifted = {(shift_d3[1] ? (shift_d3[0] ? for_shifted_q[28] : for_shifted_q[27]) : (shift_d3[0] ? for_shifted_q[26] : for_shifted_q[25])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[27] : for_shifted_q[26]) : (shift_d3[0] ? for_shifted_q[25] : for_shifted_q[24])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[26] : for_shifted_q[25]) : (shift_d3[0] ? for_shifted_q[24] : for_shifted_q[23])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[25] : for_shifted_q[24]) : (shift_d3[0] ? for_shifted_q[23] : for_shifted_q[22])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[24] : for_shifted_q[23]) : (shift_d3[0] ? for_shifted_q[22] : for_shifted_q[21])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[23] : for_shifted_q[22]) : (shift_d3[0] ? for_shifted_q[21] : for_shifted_q[20])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[22] : for_shifted_q[21]) : (shift_d3[0] ? for_shifted_q[20] : for_shifted_q[19])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[21] : for_shifted_q[20]) : (shift_d3[0] ? for_shifted_q[19] : for_shifted_q[18])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[20] : for_shifted_q[19]) : (shift_d3[0] ? for_shifted_q[18] : for_shifted_q[17])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[19] : for_shifted_q[18]) : (shift_d3[0] ? for_shifted_q[17] : for_shifted_q[16])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[18] : for_shifted_q[17]) : (shift_d3[0] ? for_shifted_q[16] : for_shifted_q[15])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[17] : for_shifted_q[16]) : (shift_d3[0] ? for_shifted_q[15] : for_shifted_q[14])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[16] : for_shifted_q[15]) : (shift_d3[0] ? for_shifted_q[14] : for_shifted_q[13])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[15] : for_shifted_q[14]) : (shift_d3[0] ? for_shifted_q[13] : for_shifted_q[12])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[14] : for_shifted_q[13]) : (shift_d3[0] ? for_shifted_q[12] : for_shifted_q[11])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[13] : for_shifted_q[12]) : (shift_d3[0] ? for_shifted_q[11] : for_shifted_q[10])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[12] : for_shifted_q[11]) : (shift_d3[0] ? for_shifted_q[10] : for_shifted_q[9])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[11] : for_shifted_q[10]) : (shift_d3[0] ? for_shifted_q[9] : for_shifted_q[8])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[10] : for_shifted_q[9]) : (shift_d3[0] ? for_shifted_q[8] : for_shifted_q[7])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[9] : for_shifted_q[8]) : (shift_d3[0] ? for_shifted_q[7] : for_shifted_q[6])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[8] : for_shifted_q[7]) : (shift_d3[0] ? for_shifted_q[6] : for_shifted_q[5])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[7] : for_shifted_q[6]) : (shift_d3[0] ? for_shifted_q[5] : for_shifted_q[4])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[6] : for_shifted_q[5]) : (shift_d3[0] ? for_shifted_q[4] : for_shifted_q[3])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[5] : for_shifted_q[4]) : (shift_d3[0] ? for_shifted_q[3] : for_shifted_q[2])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[4] : for_shifted_q[3]) : (shift_d3[0] ? for_shifted_q[2] : for_shifted_q[1])),
-    (shift_d3[1] ? (shift_d3[0] ? for_shifted_q[3] : for_shifted_q[2]) : (shift_d3[0] ? for_shifted_q[1] : for_shifted_q[0]))};
-assign dropped = (~(shift_d2_q == 3'h0)) | (~(shift_d3_sel == 1'h0));
+assign product_d4_cat = {product_d4, 8'h0};
+assign shift_d1_cat = {shift_d1[5:2], 2'h0};
+assign product_d4_not = ~(product_d4_cat[15:0] == 16'h0);
+assign product_d4_not_2 = ~(product_d4_cat[31:16] == 16'h0);
+assign product_d4_sel = shift_d1_cat[4] ? (product_d4_not | product_d4_not_2 | (~(product_d4_cat[47:32] == 16'h0))) : (product_d4_not | product_d4_not_2);
+assign product_d4_sel_2 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[55]) : (shift_d1_cat[4] ? product_d4_cat[39] : product_d4_cat[23]);
+assign product_d4_sel_3 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[54]) : (shift_d1_cat[4] ? product_d4_cat[38] : product_d4_cat[22]);
+assign product_d4_sel_4 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[53]) : (shift_d1_cat[4] ? product_d4_cat[37] : product_d4_cat[21]);
+assign product_d4_sel_5 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[52]) : (shift_d1_cat[4] ? product_d4_cat[36] : product_d4_cat[20]);
+assign product_d4_sel_6 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[51]) : (shift_d1_cat[4] ? product_d4_cat[35] : product_d4_cat[19]);
+assign product_d4_sel_7 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[50]) : (shift_d1_cat[4] ? product_d4_cat[34] : product_d4_cat[18]);
+assign product_d4_sel_8 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[49]) : (shift_d1_cat[4] ? product_d4_cat[33] : product_d4_cat[17]);
+assign product_d4_sel_9 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[48]) : (shift_d1_cat[4] ? product_d4_cat[32] : product_d4_cat[16]);
+assign product_d4_sel_10 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[47]) : (shift_d1_cat[4] ? product_d4_cat[31] : product_d4_cat[15]);
+assign product_d4_sel_11 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[46]) : (shift_d1_cat[4] ? product_d4_cat[30] : product_d4_cat[14]);
+assign product_d4_sel_12 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[45]) : (shift_d1_cat[4] ? product_d4_cat[29] : product_d4_cat[13]);
+assign product_d4_sel_13 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[44]) : (shift_d1_cat[4] ? product_d4_cat[28] : product_d4_cat[12]);
+assign product_d4_sel_14 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[43]) : (shift_d1_cat[4] ? product_d4_cat[27] : product_d4_cat[11]);
+assign product_d4_sel_15 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[42]) : (shift_d1_cat[4] ? product_d4_cat[26] : product_d4_cat[10]);
+assign product_d4_sel_16 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[41]) : (shift_d1_cat[4] ? product_d4_cat[25] : product_d4_cat[9]);
+assign product_d4_sel_17 = shift_d1_cat[5] ? (shift_d1_cat[4] ? 1'h0 : product_d4_cat[40]) : (shift_d1_cat[4] ? product_d4_cat[24] : product_d4_cat[8]);
+assign product_d4_sel_18 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[55] : product_d4_cat[39]) : (shift_d1_cat[4] ? product_d4_cat[23] : product_d4_cat[7]);
+assign product_d4_sel_19 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[54] : product_d4_cat[38]) : (shift_d1_cat[4] ? product_d4_cat[22] : product_d4_cat[6]);
+assign product_d4_sel_20 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[53] : product_d4_cat[37]) : (shift_d1_cat[4] ? product_d4_cat[21] : product_d4_cat[5]);
+assign product_d4_sel_21 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[52] : product_d4_cat[36]) : (shift_d1_cat[4] ? product_d4_cat[20] : product_d4_cat[4]);
+assign product_d4_sel_22 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[51] : product_d4_cat[35]) : (shift_d1_cat[4] ? product_d4_cat[19] : product_d4_cat[3]);
+assign product_d4_sel_23 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[50] : product_d4_cat[34]) : (shift_d1_cat[4] ? product_d4_cat[18] : product_d4_cat[2]);
+assign product_d4_sel_24 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[49] : product_d4_cat[33]) : (shift_d1_cat[4] ? product_d4_cat[17] : product_d4_cat[1]);
+assign product_d4_sel_25 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[48] : product_d4_cat[32]) : (shift_d1_cat[4] ? product_d4_cat[16] : product_d4_cat[0]);
+assign product_d4_cat_2 = {(shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[42])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[41])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[40])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[55] : product_d4_cat[39])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[54] : product_d4_cat[38])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[53] : product_d4_cat[37])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[52] : product_d4_cat[36])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[51] : product_d4_cat[35])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[50] : product_d4_cat[34])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[49] : product_d4_cat[33])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[48] : product_d4_cat[32])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[47] : product_d4_cat[31])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[46] : product_d4_cat[30])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[45] : product_d4_cat[29])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[44] : product_d4_cat[28])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[43] : product_d4_cat[27])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[42] : product_d4_cat[26])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[41] : product_d4_cat[25])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[40] : product_d4_cat[24])),
+    product_d4_sel_2, product_d4_sel_3, product_d4_sel_4, product_d4_sel_5, product_d4_sel_6,
+    product_d4_sel_7, product_d4_sel_8, product_d4_sel_9, product_d4_sel_10, product_d4_sel_11,
+    product_d4_sel_12, product_d4_sel_13, product_d4_sel_14, product_d4_sel_15, product_d4_sel_16,
+    product_d4_sel_17, product_d4_sel_18, product_d4_sel_19, product_d4_sel_20, product_d4_sel_21,
+    product_d4_sel_22, product_d4_sel_23, product_d4_sel_24, product_d4_sel_25};
+assign product_d4_not_3 = ~(product_d4_cat_2[3:0] == 4'h0);
+assign product_d4_not_4 = ~(product_d4_cat_2[7:4] == 4'h0);
+assign for_sticky_sel = shift_d1_cat[2] ? (product_d4_not_3 | product_d4_not_4 | (~(product_d4_cat_2[11:8] == 4'h0))) : (product_d4_not_3 | product_d4_not_4);
+assign product_d4_sel_26 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[42] : product_d4_cat_2[38]) : (shift_d1_cat[2] ? product_d4_cat_2[34] : product_d4_cat_2[30]);
+assign product_d4_sel_27 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[41] : product_d4_cat_2[37]) : (shift_d1_cat[2] ? product_d4_cat_2[33] : product_d4_cat_2[29]);
+assign product_d4_sel_28 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[40] : product_d4_cat_2[36]) : (shift_d1_cat[2] ? product_d4_cat_2[32] : product_d4_cat_2[28]);
+assign product_d4_sel_29 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[39] : product_d4_cat_2[35]) : (shift_d1_cat[2] ? product_d4_cat_2[31] : product_d4_cat_2[27]);
+assign product_d4_sel_30 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[38] : product_d4_cat_2[34]) : (shift_d1_cat[2] ? product_d4_cat_2[30] : product_d4_cat_2[26]);
+assign product_d4_sel_31 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[37] : product_d4_cat_2[33]) : (shift_d1_cat[2] ? product_d4_cat_2[29] : product_d4_cat_2[25]);
+assign product_d4_sel_32 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[36] : product_d4_cat_2[32]) : (shift_d1_cat[2] ? product_d4_cat_2[28] : product_d4_cat_2[24]);
+assign product_d4_sel_33 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[35] : product_d4_cat_2[31]) : (shift_d1_cat[2] ? product_d4_cat_2[27] : product_d4_cat_2[23]);
+assign product_d4_sel_34 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[34] : product_d4_cat_2[30]) : (shift_d1_cat[2] ? product_d4_cat_2[26] : product_d4_cat_2[22]);
+assign product_d4_sel_35 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[33] : product_d4_cat_2[29]) : (shift_d1_cat[2] ? product_d4_cat_2[25] : product_d4_cat_2[21]);
+assign product_d4_sel_36 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[32] : product_d4_cat_2[28]) : (shift_d1_cat[2] ? product_d4_cat_2[24] : product_d4_cat_2[20]);
+assign product_d4_sel_37 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[31] : product_d4_cat_2[27]) : (shift_d1_cat[2] ? product_d4_cat_2[23] : product_d4_cat_2[19]);
+assign product_d4_sel_38 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[30] : product_d4_cat_2[26]) : (shift_d1_cat[2] ? product_d4_cat_2[22] : product_d4_cat_2[18]);
+assign product_d4_sel_39 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[29] : product_d4_cat_2[25]) : (shift_d1_cat[2] ? product_d4_cat_2[21] : product_d4_cat_2[17]);
+assign product_d4_sel_40 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[28] : product_d4_cat_2[24]) : (shift_d1_cat[2] ? product_d4_cat_2[20] : product_d4_cat_2[16]);
+assign product_d4_sel_41 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[27] : product_d4_cat_2[23]) : (shift_d1_cat[2] ? product_d4_cat_2[19] : product_d4_cat_2[15]);
+assign product_d4_sel_42 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[26] : product_d4_cat_2[22]) : (shift_d1_cat[2] ? product_d4_cat_2[18] : product_d4_cat_2[14]);
+assign product_d4_sel_43 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[25] : product_d4_cat_2[21]) : (shift_d1_cat[2] ? product_d4_cat_2[17] : product_d4_cat_2[13]);
+assign product_d4_sel_44 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[24] : product_d4_cat_2[20]) : (shift_d1_cat[2] ? product_d4_cat_2[16] : product_d4_cat_2[12]);
+assign product_d4_sel_45 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[23] : product_d4_cat_2[19]) : (shift_d1_cat[2] ? product_d4_cat_2[15] : product_d4_cat_2[11]);
+assign product_d4_sel_46 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[22] : product_d4_cat_2[18]) : (shift_d1_cat[2] ? product_d4_cat_2[14] : product_d4_cat_2[10]);
+assign product_d4_sel_47 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[21] : product_d4_cat_2[17]) : (shift_d1_cat[2] ? product_d4_cat_2[13] : product_d4_cat_2[9]);
+assign product_d4_sel_48 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[20] : product_d4_cat_2[16]) : (shift_d1_cat[2] ? product_d4_cat_2[12] : product_d4_cat_2[8]);
+assign product_d4_sel_49 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[19] : product_d4_cat_2[15]) : (shift_d1_cat[2] ? product_d4_cat_2[11] : product_d4_cat_2[7]);
+assign product_d4_sel_50 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[18] : product_d4_cat_2[14]) : (shift_d1_cat[2] ? product_d4_cat_2[10] : product_d4_cat_2[6]);
+assign product_d4_sel_51 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[17] : product_d4_cat_2[13]) : (shift_d1_cat[2] ? product_d4_cat_2[9] : product_d4_cat_2[5]);
+assign product_d4_sel_52 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[16] : product_d4_cat_2[12]) : (shift_d1_cat[2] ? product_d4_cat_2[8] : product_d4_cat_2[4]);
+assign product_d4_sel_53 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[15] : product_d4_cat_2[11]) : (shift_d1_cat[2] ? product_d4_cat_2[7] : product_d4_cat_2[3]);
+assign product_d4_sel_54 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[14] : product_d4_cat_2[10]) : (shift_d1_cat[2] ? product_d4_cat_2[6] : product_d4_cat_2[2]);
+assign product_d4_sel_55 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[13] : product_d4_cat_2[9]) : (shift_d1_cat[2] ? product_d4_cat_2[5] : product_d4_cat_2[1]);
+assign product_d4_sel_56 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[12] : product_d4_cat_2[8]) : (shift_d1_cat[2] ? product_d4_cat_2[4] : product_d4_cat_2[0]);
+assign cat = {product_d4_sel_26, product_d4_sel_27, product_d4_sel_28, product_d4_sel_29, product_d4_sel_30,
+    product_d4_sel_31, product_d4_sel_32, product_d4_sel_33, product_d4_sel_34, product_d4_sel_35,
+    product_d4_sel_36, product_d4_sel_37, product_d4_sel_38, product_d4_sel_39, product_d4_sel_40,
+    product_d4_sel_41, product_d4_sel_42, product_d4_sel_43, product_d4_sel_44, product_d4_sel_45,
+    product_d4_sel_46, product_d4_sel_47, product_d4_sel_48, product_d4_sel_49, product_d4_sel_50,
+    product_d4_sel_51, product_d4_sel_52, product_d4_sel_53, product_d4_sel_54, product_d4_sel_55,
+    product_d4_sel_56};
+assign for_sticky_not = ~(cat[0] == 1'h0);
+assign for_sticky_not_2 = ~(cat[1] == 1'h0);
+assign for_sticky_sel_2 = shift_d1_cat[0] ? (for_sticky_not | for_sticky_not_2 | (~(cat[2] == 1'h0))) : (for_sticky_not | for_sticky_not_2);
+assign sel = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[30] : cat[29]) : (shift_d1_cat[0] ? cat[28] : cat[27]);
+assign sel_2 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[29] : cat[28]) : (shift_d1_cat[0] ? cat[27] : cat[26]);
+assign sel_3 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[28] : cat[27]) : (shift_d1_cat[0] ? cat[26] : cat[25]);
+assign sel_4 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[27] : cat[26]) : (shift_d1_cat[0] ? cat[25] : cat[24]);
+assign sel_5 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[26] : cat[25]) : (shift_d1_cat[0] ? cat[24] : cat[23]);
+assign sel_6 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[25] : cat[24]) : (shift_d1_cat[0] ? cat[23] : cat[22]);
+assign sel_7 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[24] : cat[23]) : (shift_d1_cat[0] ? cat[22] : cat[21]);
+assign sel_8 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[23] : cat[22]) : (shift_d1_cat[0] ? cat[21] : cat[20]);
+assign sel_9 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[22] : cat[21]) : (shift_d1_cat[0] ? cat[20] : cat[19]);
+assign sel_10 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[21] : cat[20]) : (shift_d1_cat[0] ? cat[19] : cat[18]);
+assign sel_11 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[20] : cat[19]) : (shift_d1_cat[0] ? cat[18] : cat[17]);
+assign sel_12 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[19] : cat[18]) : (shift_d1_cat[0] ? cat[17] : cat[16]);
+assign sel_13 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[18] : cat[17]) : (shift_d1_cat[0] ? cat[16] : cat[15]);
+assign sel_14 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[17] : cat[16]) : (shift_d1_cat[0] ? cat[15] : cat[14]);
+assign sel_15 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[16] : cat[15]) : (shift_d1_cat[0] ? cat[14] : cat[13]);
+assign sel_16 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[15] : cat[14]) : (shift_d1_cat[0] ? cat[13] : cat[12]);
+assign sel_17 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[14] : cat[13]) : (shift_d1_cat[0] ? cat[12] : cat[11]);
+assign sel_18 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[13] : cat[12]) : (shift_d1_cat[0] ? cat[11] : cat[10]);
+assign sel_19 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[12] : cat[11]) : (shift_d1_cat[0] ? cat[10] : cat[9]);
+assign sel_20 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[11] : cat[10]) : (shift_d1_cat[0] ? cat[9] : cat[8]);
+assign sel_21 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[10] : cat[9]) : (shift_d1_cat[0] ? cat[8] : cat[7]);
+assign sel_22 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[9] : cat[8]) : (shift_d1_cat[0] ? cat[7] : cat[6]);
+assign sel_23 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[8] : cat[7]) : (shift_d1_cat[0] ? cat[6] : cat[5]);
+assign sel_24 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[7] : cat[6]) : (shift_d1_cat[0] ? cat[5] : cat[4]);
+assign sel_25 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[6] : cat[5]) : (shift_d1_cat[0] ? cat[4] : cat[3]);
+assign for_window_sel = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[5] : cat[4]) : (shift_d1_cat[0] ? cat[3] : cat[2]);
+assign for_window_sel_2 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[4] : cat[3]) : (shift_d1_cat[0] ? cat[2] : cat[1]);
+assign for_window_sel_3 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[3] : cat[2]) : (shift_d1_cat[0] ? cat[1] : cat[0]);
+assign for_window_cat = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+    sel_15, sel_16, sel_17, sel_18, sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25,
+    for_window_sel, for_window_sel_2, for_window_sel_3};
+assign shift_d1_cat_2 = {(shift_d1_cat[5] ? product_d4_sel : (shift_d1_cat[4] & product_d4_not)),
+    (shift_d1_cat[3] ? for_sticky_sel : (shift_d1_cat[2] & product_d4_not_3)),
+    (shift_d1_cat[1] ? for_sticky_sel_2 : (shift_d1_cat[0] & for_sticky_not))};
+assign for_sticky_not_3 = ~(for_window_q[0] == 1'h0);
+assign for_sticky_not_4 = ~(for_window_q[1] == 1'h0);
+assign shift_d2_sel = shift_d2[1] ? (shift_d2[0] ? (for_sticky_not_3 | for_sticky_not_4 | (~(for_window_q[2] == 1'h0))) : (for_sticky_not_3 | for_sticky_not_4)) : (shift_d2[0] & for_sticky_not_3);
+assign window = {(shift_d2[1] ? (shift_d2[0] ? for_window_q[27] : for_window_q[26]) : (shift_d2[0] ? for_window_q[25] : for_window_q[24])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[26] : for_window_q[25]) : (shift_d2[0] ? for_window_q[24] : for_window_q[23])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[25] : for_window_q[24]) : (shift_d2[0] ? for_window_q[23] : for_window_q[22])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[24] : for_window_q[23]) : (shift_d2[0] ? for_window_q[22] : for_window_q[21])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[23] : for_window_q[22]) : (shift_d2[0] ? for_window_q[21] : for_window_q[20])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[22] : for_window_q[21]) : (shift_d2[0] ? for_window_q[20] : for_window_q[19])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[21] : for_window_q[20]) : (shift_d2[0] ? for_window_q[19] : for_window_q[18])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[20] : for_window_q[19]) : (shift_d2[0] ? for_window_q[18] : for_window_q[17])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[19] : for_window_q[18]) : (shift_d2[0] ? for_window_q[17] : for_window_q[16])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[18] : for_window_q[17]) : (shift_d2[0] ? for_window_q[16] : for_window_q[15])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[17] : for_window_q[16]) : (shift_d2[0] ? for_window_q[15] : for_window_q[14])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[16] : for_window_q[15]) : (shift_d2[0] ? for_window_q[14] : for_window_q[13])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[15] : for_window_q[14]) : (shift_d2[0] ? for_window_q[13] : for_window_q[12])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[14] : for_window_q[13]) : (shift_d2[0] ? for_window_q[12] : for_window_q[11])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[13] : for_window_q[12]) : (shift_d2[0] ? for_window_q[11] : for_window_q[10])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[12] : for_window_q[11]) : (shift_d2[0] ? for_window_q[10] : for_window_q[9])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[11] : for_window_q[10]) : (shift_d2[0] ? for_window_q[9] : for_window_q[8])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[10] : for_window_q[9]) : (shift_d2[0] ? for_window_q[8] : for_window_q[7])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[9] : for_window_q[8]) : (shift_d2[0] ? for_window_q[7] : for_window_q[6])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[8] : for_window_q[7]) : (shift_d2[0] ? for_window_q[6] : for_window_q[5])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[7] : for_window_q[6]) : (shift_d2[0] ? for_window_q[5] : for_window_q[4])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[6] : for_window_q[5]) : (shift_d2[0] ? for_window_q[4] : for_window_q[3])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[5] : for_window_q[4]) : (shift_d2[0] ? for_window_q[3] : for_window_q[2])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[4] : for_window_q[3]) : (shift_d2[0] ? for_window_q[2] : for_window_q[1])),
+    (shift_d2[1] ? (shift_d2[0] ? for_window_q[3] : for_window_q[2]) : (shift_d2[0] ? for_window_q[1] : for_window_q[0]))};
+assign sticky = (~(shift_d1_q == 3'h0)) | (~(shift_d2_sel == 1'h0));
 
-// ---- mul: the window (guard, then the kept bits) one bit higher with the step, sticky, round to nearest even, special cases ----
-assign high = normal_d4 & shifted_d1[25];
-assign window = high ? shifted_d1[25:1] : shifted_d1[24:0];
-assign sticky = dropped_d1 | (high & shifted_d1[0]);
-assign overflow = normal_d4 & (high ? over_high_d4 : over_low_d4);
-assign forced = forced_early_d4 | overflow;
-assign saturate = (~nan_d5) & (inf_d5 | ((~zero_d5) & overflow));
-assign normal_field = (~forced) & normal_d4;
+// ---- mul: round to nearest even; the rounding increment and the window's top bit at the exponent's low bit, one adder ----
 assign kept = window[24:1];
 assign guard = window[0];
-assign increment = (~forced) & guard & (sticky | kept[0]);
-assign e0_minus_1_d4_sel = normal_d4 ? e0_minus_1_d4 : ({9'h0, kept[23]});
-assign nan_d5_or = nan_d5 | saturate;
-assign nan_d5_cat = {22'h0, nan_d5};
-assign forced_not = ~forced;
-assign packed_2 = (({e0_minus_1_d4_sel[7:0], kept[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) |
-    ({(nan_d5_or ? 7'h7f : 7'h0), nan_d5_or, nan_d5_cat[0], 22'h0});
-assign result_sign = (~nan_d5) & sign_d5;
-
-// ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
-assign normal_field_d1_cat = {29'h0, (normal_field_d1 & high_d1), (normal_field_d1 & (~high_d1))};
-assign result = {result_sign_d1, (packed_d1 + (({normal_field_d1_cat[7:0], 23'h0}) | ({30'h0, increment_d1})))};
+assign increment = guard & (sticky | kept[0]);
+assign nan_d6_cat = {22'h0, nan_d6};
+assign field = ones_d2 ? 8'hff : (field_kept_d2 ? e_minus_1_d3[7:0] : 8'h0);
+assign packed_2 = {field, (kept[22:0] | ({nan_d6_cat[0], 22'h0}))};
+assign kept_cat = {30'h0, kept[23]};
+assign result = {((~nan_d6) & sign_d6), (packed_2 + (({kept_cat[7:0], 23'h0}) | ({30'h0, increment})))};
 assign out_valid_or = (~out_valid) | m_axis_tready;
 
 always @(posedge clk) begin
+    if (out_valid_or) fine_d1 <= fine;
     if (out_valid_or) a_sig_d1 <= a_sig;
     if (out_valid_or) b_sig_d1 <= b_sig;
-    if (out_valid_or) lz_d1 <= lz;
-    if (out_valid_or) fine_d1 <= fine;
-    if (out_valid_or) nan_d1 <= nan;
-    if (out_valid_or) inf_d1 <= inf;
-    if (out_valid_or) zero_d1 <= zero;
     if (out_valid_or) product_d1 <= product;
     if (out_valid_or) product_d2 <= product_d1;
-    if (out_valid_or) shift_d1 <= shift;
-    if (out_valid_or) shift_d2 <= shift_d1;
-    if (out_valid_or) shift_d3 <= shift_d2;
-    if (out_valid_or) for_shifted_q <= for_shifted_cat;
-    if (out_valid_or) shift_d2_q <= shift_d2_cat_2;
-    if (out_valid_or) shifted_d1 <= shifted;
-    if (out_valid_or) normal_d1 <= normal;
-    if (out_valid_or) normal_d2 <= normal_d1;
-    if (out_valid_or) normal_d3 <= normal_d2;
-    if (out_valid_or) normal_d4 <= normal_d3;
-    if (out_valid_or) dropped_d1 <= dropped;
-    if (out_valid_or) over_high_d1 <= over_high;
-    if (out_valid_or) over_high_d2 <= over_high_d1;
-    if (out_valid_or) over_high_d3 <= over_high_d2;
-    if (out_valid_or) over_high_d4 <= over_high_d3;
-    if (out_valid_or) over_low_d1 <= over_low;
-    if (out_valid_or) over_low_d2 <= over_low_d1;
-    if (out_valid_or) over_low_d3 <= over_low_d2;
-    if (out_valid_or) over_low_d4 <= over_low_d3;
-    if (out_valid_or) forced_early_d1 <= forced_early;
-    if (out_valid_or) forced_early_d2 <= forced_early_d1;
-    if (out_valid_or) forced_early_d3 <= forced_early_d2;
-    if (out_valid_or) forced_early_d4 <= forced_early_d3;
+    if (out_valid_or) fine_d2 <= fine_d1;
+    if (out_valid_or) fine_d3 <= fine_d2;
+    if (out_valid_or) over_if_upper_d1 <= over_if_upper;
+    if (out_valid_or) over_if_upper_d2 <= over_if_upper_d1;
+    if (out_valid_or) over_any_d1 <= over_any;
+    if (out_valid_or) over_any_d2 <= over_any_d1;
+    if (out_valid_or) nan_d1 <= nan;
     if (out_valid_or) nan_d2 <= nan_d1;
     if (out_valid_or) nan_d3 <= nan_d2;
-    if (out_valid_or) nan_d4 <= nan_d3;
-    if (out_valid_or) nan_d5 <= nan_d4;
-    if (out_valid_or) zero_d2 <= zero_d1;
-    if (out_valid_or) zero_d3 <= zero_d2;
-    if (out_valid_or) zero_d4 <= zero_d3;
-    if (out_valid_or) zero_d5 <= zero_d4;
+    if (out_valid_or) inf_d1 <= inf;
     if (out_valid_or) inf_d2 <= inf_d1;
     if (out_valid_or) inf_d3 <= inf_d2;
-    if (out_valid_or) inf_d4 <= inf_d3;
-    if (out_valid_or) inf_d5 <= inf_d4;
-    if (out_valid_or) e0_minus_1_d1 <= e0_minus_1;
-    if (out_valid_or) e0_minus_1_d2 <= e0_minus_1_d1;
-    if (out_valid_or) e0_minus_1_d3 <= e0_minus_1_d2;
-    if (out_valid_or) e0_minus_1_d4 <= e0_minus_1_d3;
+    if (out_valid_or) zero_d1 <= zero;
+    if (out_valid_or) zero_d2 <= zero_d1;
+    if (out_valid_or) zero_d3 <= zero_d2;
+    if (out_valid_or) e_minus_1_d1 <= e_minus_1;
+    if (out_valid_or) fine_d1_q <= (fine_d1 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    if (out_valid_or) fine_d1_q_2 <= fine_d1_q;
+    if (out_valid_or) fine_d1_q_3 <= fine_d1_q_2;
+    if (out_valid_or) forced_early_d1 <= forced_early;
+    if (out_valid_or) lead_d1 <= lead;
+    if (out_valid_or) u_d1 <= u;
+    if (out_valid_or) u_d2 <= u_d1;
+    if (out_valid_or) u_d3 <= u_d2;
+    if (out_valid_or) nan_d4 <= nan_d3;
+    if (out_valid_or) saturate_d1 <= saturate;
+    if (out_valid_or) product_d3 <= product_d2;
+    if (out_valid_or) product_d4 <= product_d3;
+    if (out_valid_or) shift_d1 <= shift;
+    if (out_valid_or) shift_d2 <= shift_d1;
+    if (out_valid_or) for_window_q <= for_window_cat;
+    if (out_valid_or) shift_d1_q <= shift_d1_cat_2;
+    if (out_valid_or) nan_d5 <= nan_d4;
+    if (out_valid_or) nan_d6 <= nan_d5;
+    if (out_valid_or) e_minus_1_d2 <= e_minus_1_d1;
+    if (out_valid_or) e_minus_1_d3 <= e_minus_1_d2;
+    if (out_valid_or) field_kept_d1 <= field_kept;
+    if (out_valid_or) field_kept_d2 <= field_kept_d1;
+    if (out_valid_or) ones_d1 <= ones;
+    if (out_valid_or) ones_d2 <= ones_d1;
     if (out_valid_or) sign_d1 <= sign;
     if (out_valid_or) sign_d2 <= sign_d1;
     if (out_valid_or) sign_d3 <= sign_d2;
     if (out_valid_or) sign_d4 <= sign_d3;
     if (out_valid_or) sign_d5 <= sign_d4;
-    if (out_valid_or) normal_field_d1 <= normal_field;
-    if (out_valid_or) high_d1 <= high;
-    if (out_valid_or) increment_d1 <= increment;
-    if (out_valid_or) packed_d1 <= packed_2;
-    if (out_valid_or) result_sign_d1 <= result_sign;
+    if (out_valid_or) sign_d6 <= sign_d5;
     if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
     if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
     if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;

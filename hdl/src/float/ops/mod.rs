@@ -151,8 +151,8 @@ impl FloatOperator {
             // factor, 3 shifting multiply's products, 4 its cascade sums, 5 window and rounding
             // decision
             FloatOperator::Mul if multiplier == Multiplier::DspShift => vec![2, 5, 0, 4, 3, 1],
-            // places: 0 as above, 1 and 2 the product (a DSP's two registers), 3 the shift's
-            // coarse part, 4 its fine part, 5 as above
+            // places: 0 the exponent sum, 1 and 2 the product (a DSP's two registers), 3 the
+            // product's leading-zero count, 4 the shift amount, 5 inside the shift
             FloatOperator::Mul => vec![0, 4, 1, 5, 3, 2],
             // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
             // bit, n+2 and n+3 rounding

@@ -10,7 +10,7 @@ use crate::sig;
 /// signed, so 17 unsigned bits per piece, and the cascade between DSPs shifts by 17.
 const PIECE: usize = 17;
 
-/// The multiplier, with no leading-zero count of the product. [`Multiplier::DspShift`]: both
+/// The multiplier. [`Multiplier::DspShift`] has no leading-zero count of the product: both
 /// shifts a subnormal operand or result needs are one multiply by a power of two in DSPs, with
 /// no LUT shifter.
 /// - Two subnormal operands give a product that rounds to a signed zero (the formats the
@@ -36,19 +36,20 @@ const PIECE: usize = 17;
 /// held `E0 − 1` into the field `E0` (or `E0 + 1`); its carry moves the exponent (subnormal to
 /// normal, largest finite to infinity).
 ///
-/// [`Multiplier::LutShift`] reads the same window straight from `P·2` with one LUT right shift
-/// instead ([`lut_window`]), so the significand product is its only multiply: 2 DSP48E1 for
-/// binary32.
+/// [`Multiplier::LutShift`] counts the leading zeros of the product instead and reads the
+/// window with one LUT right shift ([`lut_shift_mul`]), so the significand product is its only
+/// multiply: 2 DSP48E1 for binary32.
 ///
 /// Register places ([`Multiplier::DspShift`]): 0 after the leading-zero count and the exponent
 /// sum, 1 after the product and the shift amount's two one-hots, 2 after the factor 2^t, 3
 /// between the shifting multiply's products and its cascade sums, 4 after the cascade, 5 after
-/// the window and the rounding decision. [`Multiplier::LutShift`]: 0 as above, 1 and 2 after
-/// the product (a DSP's multiplier and output registers), 3 after the right shift's coarse part
-/// (steps of 16 and 4), 4 after its fine part, 5 as above.
+/// the window and the rounding decision; [`lut_shift_mul`] lists its own.
 pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>, multiplier: Multiplier) -> Sig<'d> {
     let (p, man) = (f.man + 1, f.man);
-    d.section("mul: operands, special cases, leading zeros of a subnormal significand");
+    d.section(match multiplier {
+        Multiplier::DspShift => "mul: operands, special cases, leading zeros of a subnormal significand",
+        Multiplier::LutShift => "mul: operands, special cases, the exponent sum",
+    });
     let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
     sig!(sign = ua.sign ^ ub.sign);
     sig!(nan = ua.nan | ub.nan | ua.zero & ub.inf | ua.inf & ub.zero);
@@ -58,11 +59,14 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(zero = ua.zero | ub.zero | !a_hidden & !b_hidden);
     // Leading zeros of the subnormal significand (none when both are normal): each fraction's
     // count beside its exponent's zero test, kept only for a subnormal operand.
-    let subnormal_lz = |u: &Unpacked<'d>| {
-        let count = lzc_tree(d.lit(0, 1).cat(u.sig.bits(0, man)));
-        u.sig.bit(man).mux(d.lit(0, count.width), count)
-    };
-    sig!(lz = subnormal_lz(&ua) | subnormal_lz(&ub));
+    let lz = (multiplier == Multiplier::DspShift).then(|| {
+        let subnormal_lz = |u: &Unpacked<'d>| {
+            let count = lzc_tree(d.lit(0, 1).cat(u.sig.bits(0, man)));
+            u.sig.bit(man).mux(d.lit(0, count.width), count)
+        };
+        sig!(lz = subnormal_lz(&ua) | subnormal_lz(&ub));
+        lz
+    });
     // Signed exponents: room for 2·(2^exp − 2) and below for E0 − 1 ≥ 1 − bias − man, with
     // margin for the meaningless lz of a zero operand (its result is forced anyway).
     let reach = (2 * (f.exp_max() as usize - 1)).max(f.bias() as usize + 2 * p + 2);
@@ -72,12 +76,32 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     // one adder with carry in 1.
     let eb_centered = (ub.exp ^ d.lit(1 << (f.exp - 1), f.exp)).sext(xw);
     sig!(fine = ua.exp.zext(xw) + eb_centered + 1u32);
+    // Past 2·man + 2 when fine < −man − 1: every product bit lies below the guard bit, a signed
+    // zero.
+    let far = || fine.slt(-(man as i64) - 1);
+    let operands = Operands { sign, nan, inf, zero };
     cuts.cut(&mut d.net());
+    match lz {
+        Some(lz) => dsp_shift_mul(d, f, cuts, &ua, &ub, operands, fine, far, lz),
+        None => lut_shift_mul(d, f, cuts, &ua, &ub, operands, fine, far()),
+    }
+}
 
-    d.section(match multiplier {
-        Multiplier::DspShift => "mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t",
-        Multiplier::LutShift => "mul: significand product; beside it, the result's exponent and its window's shift r",
-    });
+/// The operands' classes both multipliers carry to the rounding stage.
+#[derive(Clone, Copy)]
+struct Operands<'d> {
+    sign: Sig<'d>,
+    nan: Sig<'d>,
+    inf: Sig<'d>,
+    zero: Sig<'d>,
+}
+
+/// [`Multiplier::DspShift`] from the product on: the window in `Q = P · 2^t` (places 1 to 5).
+#[allow(clippy::too_many_arguments)]
+fn dsp_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>, far: impl Fn() -> Sig<'d>, lz: Sig<'d>) -> Sig<'d> {
+    let (p, man, xw) = (f.man + 1, f.man, fine.width);
+    let Operands { sign, nan, inf, zero } = o;
+    d.section("mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t");
     sig!(product = ua.sig.mul(ub.sig));
     // E0 − 1, E0 = fine − lz the exponent field of a normal result with Q's leading one at
     // 2·man (no normalisation step): normal when E0 ≥ 1, the sign of one adder. The rounding
@@ -86,44 +110,34 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(normal = !e0_minus_1.bit(xw - 1));
     // A subnormal result's u: at most man + 1 while fine ≥ 0, else `coarse` (the far window);
     // past 2·man + 2 when fine < −man − 1, `far`: below the far window, a signed zero.
-    sig!(coarse = fine.bit(xw - 1), far = fine.slt(-(man as i64) - 1));
-    // t: lz (normal); man + 1 − u = fine; 2·man + 2 − u = fine + man + 1 (the DSP shift's).
-    let t = (multiplier == Multiplier::DspShift).then(|| {
-        let tw = usize::BITS as usize - man.leading_zeros() as usize;
-        sig!(t = normal.mux(lz.bits(0, tw), coarse.mux(fine + (man as u32 + 1), fine).bits(0, tw)));
-        t
-    });
+    sig!(coarse = fine.bit(xw - 1), far = far());
+    // t: lz (normal); man + 1 − u = fine; 2·man + 2 − u = fine + man + 1.
+    let tw = usize::BITS as usize - man.leading_zeros() as usize;
+    sig!(t = normal.mux(lz.bits(0, tw), coarse.mux(fine + (man as u32 + 1), fine).bits(0, tw)));
     // At or past infinity's exponent field: over_low without the normalisation step (E0),
     // over_high with it (E0 + 1).
     let exp_max = f.exp_max() as i64;
     sig!(over_low = !e0_minus_1.slt(exp_max - 1), over_high = !e0_minus_1.slt(exp_max - 2));
     sig!(forced_early = nan | inf | zero | normal.mux(d.lit(0, 1), far));
-    let (high, window, sticky) = match t {
-        Some(t) => {
-            let shifted = dsp_shift(d, cuts, product, t, p);
-            d.section("mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases");
-            // Windows start at man − 1 (normal), man (normal with the step, or a subnormal near
-            // the normal range) or 2·man + 1 (a subnormal far below it).
-            let high = shifted.bit(2 * man + 1);
-            sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
-            let window_at = |start: usize| shifted.bits(start, p + 1);
-            sig!(window = far_window.mux(window_at(2 * man + 1), mid_window.mux(window_at(man), window_at(man - 1))));
-            let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
-            sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
-            (high, window, sticky)
-        }
-        None => lut_window(d, cuts, product, normal, lz, fine, man),
-    };
+    let shifted = dsp_shift(d, cuts, product, t, p);
+    d.section("mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases");
+    // Windows start at man − 1 (normal), man (normal with the step, or a subnormal near the
+    // normal range) or 2·man + 1 (a subnormal far below it).
+    let high = shifted.bit(2 * man + 1);
+    sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
+    let window_at = |start: usize| shifted.bits(start, p + 1);
+    sig!(window = far_window.mux(window_at(2 * man + 1), mid_window.mux(window_at(man), window_at(man - 1))));
+    let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
+    sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
     sig!(overflow = normal & high.mux(over_high, over_low));
     sig!(forced = forced_early | overflow);
     sig!(saturate = !nan & (inf | !zero & overflow), normal_field = !forced & normal);
+    // A subnormal result's kept bit `man` (set when the value already reaches the smallest
+    // normal, E0 = 0 with Q's upper leading one) is the exponent field's low bit, and a rounding
+    // carry into it makes it normal too; a normal result's field is E0 − 1 until the rounding
+    // adder adds 1 (or 2 for the upper window).
     sig!(kept = window.bits(1, p), guard = window.bit(0));
     sig!(increment = !forced & guard & (sticky | kept.bit(0)));
-    // Packed exponent and fraction before rounding: a subnormal result's kept bit `man` (set
-    // when the value already reaches the smallest normal, E0 = 0 with Q's upper leading one)
-    // is the exponent field's low bit, and a rounding carry into it makes it normal too; a
-    // normal result's field is E0 − 1 until the rounding adder adds 1 (or 2 for the upper
-    // window).
     let field = normal.mux(e0_minus_1, kept.bit(man).zext(xw));
     // Forced results as masks (the value ANDed out, infinity's exponent or the NaN ORed in).
     let (exp_ones, quiet_bit) = ((nan | saturate).sext(f.exp), nan.zext(man).shl_const(man - 1));
@@ -135,6 +149,93 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     let exp_add = (normal_field & high).cat(normal_field & !high);
     let addend = exp_add.zext(f.exp + man).shl_const(man) | increment.zext(f.exp + man);
     sig!(result = result_sign.cat(packed + addend));
+    result
+}
+
+/// [`Multiplier::LutShift`] from the product on (places 1 to 5): one count of the leading zeros
+/// of `P`'s upper `p + 1` bits stands for both the subnormal operand's normalisation and the
+/// product's one-bit step, and one LUT right shift of `P·2` by `r` puts the result in the window
+/// (guard bit, then `p` kept bits), a normal result's leading one at its top.
+/// - `P ≥ 2^man` whenever the result is not forced (one operand is normal), so `P`'s leading
+///   one lies in `P[man ..= 2·man + 1]`, `lead` zeros above it.
+/// - A normal result has the field `E = fine − lead + 1` (an upper leading one, the one-bit
+///   step, is `lead = 0`), normal when `fine ≥ lead`, and `r = p − lead`.
+/// - A subnormal result keeps the bits from `P[u]`, `r = u = p − fine` (at most `2·man + 2`,
+///   else `far`, a signed zero).
+/// - The sticky bit is the OR of the bits the shift drops.
+///
+/// The shift runs on `P·2` with zeros below it, as many as make `p − lead` the count's
+/// complement (no subtraction), and a forced result (NaN, infinity, zero, overflow) shifts by
+/// all ones: an empty window, no increment, only the field and NaN's quiet bit left. The
+/// window's top bit is the leading one of a normal result, and of a subnormal one that rounds
+/// up to the smallest normal: the last adder adds it at the exponent's low bit to `E − 1`
+/// (normal) or 0, the rounding increment at the fraction's low bit, on a carry chain whose
+/// carry moves the exponent (largest finite to infinity included).
+///
+/// Register places: 0 after the exponent sum, 1 and 2 after the product (a DSP's multiplier
+/// and output registers), 3 after the count and `E − 1`, 4 after the shift amount, 5 inside the
+/// shift (after its steps of 16 and 4); the window's last step, the rounding decision and the
+/// adder share the last stage.
+#[allow(clippy::too_many_arguments)]
+fn lut_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>, far: Sig<'d>) -> Sig<'d> {
+    let (p, man, xw) = (f.man + 1, f.man, fine.width);
+    let Operands { sign, nan, inf, zero } = o;
+    // The count is taken on P's upper bits at the top of a power-of-two word, so its complement
+    // `!lead = size − 1 − lead` is a normal result's shift of `P·2·2^pad`, `pad = size − 1 − p`;
+    // a subnormal result's is `u + pad = size − 1 − fine`.
+    let size = (p + 2).next_power_of_two();
+    let pad = size - 1 - p;
+    // Shift amounts reach the padded product's width: all ones empties the window.
+    let rw = usize::BITS as usize - (2 * p + 1 + pad).leading_zeros() as usize;
+    d.section("mul: significand product P; beside it, a subnormal result's shift u");
+    sig!(product = ua.sig.mul(ub.sig));
+    // `size − 1 − fine`: below `size`'s bit, fine's complement (no adder). (u past 2·man + 2
+    // is `far`, a forced zero: its truncated bits do not matter.)
+    let k = size.trailing_zeros() as usize;
+    sig!(u = ((!fine).bits(k, rw - k) + 1u32).bits(0, rw - k).cat((!fine).bits(0, k)));
+    // At or past infinity's field: only two normal operands reach it (a subnormal one keeps
+    // fine ≤ bias + 1), so P's leading one is at 2·man or above it (lead 1 or 0) and
+    // E = fine or fine + 1.
+    let exp_max = f.exp_max() as i64;
+    sig!(over_any = !fine.slt(exp_max), over_if_upper = fine.eq(exp_max as u32 - 1));
+    // (Two places after the product: a DSP's multiplier and output registers.)
+    cuts.cut(&mut d.net());
+    cuts.cut(&mut d.net());
+
+    d.section("mul: leading zeros of P's upper p + 1 bits");
+    sig!(lead = lzc_tree(product.bits(man, p + 1)));
+    debug_assert_eq!(1 << lead.width, size, "the count's word");
+    // E − 1 of a normal result; normal when it is not negative (the sign of one adder).
+    sig!(e_minus_1 = fine - lead.zext(xw));
+    sig!(overflow = over_any | over_if_upper & product.bit(2 * man + 1));
+    sig!(forced_early = nan | inf | zero | overflow, saturate = !nan & (inf | !zero & overflow));
+    cuts.cut(&mut d.net());
+
+    d.section("mul: normal or subnormal result, the exponent field, the shift r (all ones for a forced result: an empty window)");
+    sig!(normal = !e_minus_1.bit(xw - 1));
+    sig!(forced = forced_early | !normal & far);
+    sig!(shift = forced.mux(d.lit((1 << rw) - 1, rw), normal.mux((!lead).zext(rw), u)));
+    // The exponent field before the adder: all ones for NaN and infinity, E − 1 for a normal
+    // result, else 0.
+    sig!(ones = nan | saturate, field_kept = normal & !forced_early);
+    cuts.cut(&mut d.net());
+
+    d.section("mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed");
+    let padded = product.cat(d.lit(0, 1 + pad));
+    let (coarse, dropped_coarse) = shr_radix4(d, padded, shift.bits(2, rw - 2).cat(d.lit(0, 2)), p + 4);
+    cuts.cut(&mut d.net());
+    let (window, dropped_fine) = shr_radix4(d, coarse, shift.bits(0, 2), p + 1);
+    sig!(window = window, sticky = dropped_coarse.any() | dropped_fine.any());
+
+    d.section("mul: round to nearest even; the rounding increment and the window's top bit at the exponent's low bit, one adder");
+    // A forced result has an empty window: no increment, and only NaN's quiet bit to add.
+    sig!(kept = window.bits(1, p), guard = window.bit(0));
+    sig!(increment = guard & (sticky | kept.bit(0)));
+    let quiet_bit = nan.zext(man).shl_const(man - 1);
+    sig!(field = ones.mux(d.lit(f.exp_max(), f.exp), field_kept.mux(e_minus_1.bits(0, f.exp), 0)));
+    sig!(packed = field.cat(kept.bits(0, man) | quiet_bit));
+    let addend = kept.bit(man).zext(f.exp + man).shl_const(man) | increment.zext(f.exp + man);
+    sig!(result = (!nan & sign).cat(packed + addend));
     result
 }
 
@@ -182,32 +283,4 @@ fn dsp_shift<'d>(d: &'d Design, cuts: &mut Cuts, product: Sig<'d>, t: Sig<'d>, p
     sig!(shifted = d.cat(&low).bits(0, 3 * p));
     cuts.cut(&mut d.net());
     shifted
-}
-
-/// The window, its sticky bit and `high` (the normalisation step, normal results only) straight
-/// from `P` (places 1 to 4 of [`Multiplier::LutShift`]): `Q = P · 2^t` read at window start `s`
-/// is `P·2 >> r`, `r = s − t + 1`, which is `man − lz` for a normal result (the step then takes
-/// the window one bit higher, as FloPoCo's normalisation does) and `u = man + 1 − fine` for a
-/// subnormal one, near or far. One right shift of `P·2` by `r ≤ 2·man + 2` to `p + 2` bits,
-/// radix 4 in two parts (steps of 16 and 4, then 1), the bits it drops ORed into the sticky bit.
-fn lut_window<'d>(d: &'d Design, cuts: &mut Cuts, product: Sig<'d>, normal: Sig<'d>, lz: Sig<'d>, fine: Sig<'d>, man: usize) -> (Sig<'d>, Sig<'d>, Sig<'d>) {
-    let (p, xw) = (man + 1, fine.width);
-    let rw = usize::BITS as usize - (2 * man + 2).leading_zeros() as usize;
-    // (u past 2·man + 2 is `far`, a forced zero: its truncated r does not matter.)
-    sig!(shift = normal.mux(d.lit(man as u128, xw) - lz.zext(xw), d.lit(man as u128 + 1, xw) - fine).bits(0, rw));
-    // (Two places after the product: a DSP's multiplier and output registers.)
-    cuts.cut(&mut d.net());
-    cuts.cut(&mut d.net());
-    d.section("mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed");
-    let doubled = product.cat(d.lit(0, 1));
-    let (coarse, dropped_coarse) = shr_radix4(d, doubled, shift.bits(2, rw - 2).cat(d.lit(0, 2)), p + 5);
-    cuts.cut(&mut d.net());
-    let (wide, dropped_fine) = shr_radix4(d, coarse, shift.bits(0, 2), p + 2);
-    sig!(shifted = wide, dropped = dropped_coarse.any() | dropped_fine.any());
-    cuts.cut(&mut d.net());
-    d.section("mul: the window (guard, then the kept bits) one bit higher with the step, sticky, round to nearest even, special cases");
-    sig!(high = normal & shifted.bit(p + 1));
-    sig!(window = high.mux(shifted.bits(1, p + 1), shifted.bits(0, p + 1)));
-    sig!(sticky = dropped | high & shifted.bit(0));
-    (high, window, sticky)
 }
