@@ -153,7 +153,7 @@ impl FloatOperator {
             FloatOperator::Mul if multiplier == Multiplier::DspShift => vec![2, 5, 0, 4, 3, 1],
             // places: 0 the exponent sum, 1 and 2 the product (a DSP's two registers), 3 the
             // product's leading-zero count, 4 the shift amount, 5 inside the shift
-            FloatOperator::Mul => vec![0, 4, 1, 5, 3, 2],
+            FloatOperator::Mul => vec![0, 5, 4, 1, 3, 2],
             // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
             // bit, n+2 and n+3 rounding
             FloatOperator::Div => recurrence_priority(format.man + 4, true),
