@@ -167,7 +167,7 @@ wire product_d4_sel_22;
 wire product_d4_sel_23;
 wire product_d4_sel_24;
 wire product_d4_sel_25;
-wire [42:0] product_d4_cat_2;
+wire [54:0] product_d4_cat_2;
 wire product_d4_not_3;
 wire product_d4_not_4;
 wire for_sticky_sel;
@@ -202,7 +202,19 @@ wire product_d4_sel_53;
 wire product_d4_sel_54;
 wire product_d4_sel_55;
 wire product_d4_sel_56;
-wire [30:0] cat;
+wire product_d4_sel_57;
+wire product_d4_sel_58;
+wire product_d4_sel_59;
+wire product_d4_sel_60;
+wire product_d4_sel_61;
+wire product_d4_sel_62;
+wire product_d4_sel_63;
+wire product_d4_sel_64;
+wire product_d4_sel_65;
+wire product_d4_sel_66;
+wire product_d4_sel_67;
+wire product_d4_sel_68;
+wire [42:0] cat;
 wire for_sticky_not;
 wire for_sticky_not_2;
 wire for_sticky_sel_2;
@@ -231,16 +243,57 @@ wire sel_22;
 wire sel_23;
 wire sel_24;
 wire sel_25;
-wire for_window_sel;
-wire for_window_sel_2;
-wire for_window_sel_3;
-wire [27:0] for_window_cat;
+wire sel_26;
+wire sel_27;
+wire sel_28;
+wire sel_29;
+wire sel_30;
+wire sel_31;
+wire sel_32;
+wire sel_33;
+wire sel_34;
+wire sel_35;
+wire sel_36;
+wire sel_37;
+wire sel_38;
+wire sel_39;
+wire sel_40;
+wire [39:0] cat_2;
 wire [2:0] shift_d1_cat_2;
 reg [5:0] shift_d2;
-reg [27:0] for_window_q;
+reg [39:0] for_window_q;
 wire for_sticky_not_3;
 wire for_sticky_not_4;
 wire shift_d2_sel;
+wire [27:0] for_window_cat;
+wire for_sticky_not_5;
+wire for_sticky_not_6;
+wire for_sticky_sel_3;
+wire sel_41;
+wire sel_42;
+wire sel_43;
+wire sel_44;
+wire sel_45;
+wire sel_46;
+wire sel_47;
+wire sel_48;
+wire sel_49;
+wire sel_50;
+wire sel_51;
+wire sel_52;
+wire sel_53;
+wire sel_54;
+wire sel_55;
+wire sel_56;
+wire sel_57;
+wire for_window_sel;
+wire for_window_sel_2;
+wire for_window_sel_3;
+wire for_window_sel_4;
+wire for_window_sel_5;
+wire for_window_sel_6;
+wire for_window_sel_7;
+wire for_window_sel_8;
 wire [24:0] window;
 reg [2:0] shift_d1_q;
 wire sticky;
@@ -358,7 +411,7 @@ assign field_kept = normal & (~forced_early_d1);
 
 // ---- mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed ----
 assign product_d4_cat = {product_d4, 8'h0};
-assign shift_d1_cat = {shift_d1[5:2], 2'h0};
+assign shift_d1_cat = {shift_d1[5:4], 4'h0};
 assign product_d4_not = ~(product_d4_cat[15:0] == 16'h0);
 assign product_d4_not_2 = ~(product_d4_cat[31:16] == 16'h0);
 assign product_d4_sel = shift_d1_cat[4] ? (product_d4_not | product_d4_not_2 | (~(product_d4_cat[47:32] == 16'h0))) : (product_d4_not | product_d4_not_2);
@@ -386,7 +439,19 @@ assign product_d4_sel_22 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[5
 assign product_d4_sel_23 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[50] : product_d4_cat[34]) : (shift_d1_cat[4] ? product_d4_cat[18] : product_d4_cat[2]);
 assign product_d4_sel_24 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[49] : product_d4_cat[33]) : (shift_d1_cat[4] ? product_d4_cat[17] : product_d4_cat[1]);
 assign product_d4_sel_25 = shift_d1_cat[5] ? (shift_d1_cat[4] ? product_d4_cat[48] : product_d4_cat[32]) : (shift_d1_cat[4] ? product_d4_cat[16] : product_d4_cat[0]);
-assign product_d4_cat_2 = {(shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[42])),
+assign product_d4_cat_2 = {(shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[54])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[53])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[52])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[51])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[50])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[49])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[48])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[47])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[46])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[45])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[44])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[43])),
+    (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[42])),
     (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[41])),
     (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : product_d4_cat[40])),
     (shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? product_d4_cat[55] : product_d4_cat[39])),
@@ -413,110 +478,172 @@ assign product_d4_cat_2 = {(shift_d1_cat[5] ? 1'h0 : (shift_d1_cat[4] ? 1'h0 : p
 assign product_d4_not_3 = ~(product_d4_cat_2[3:0] == 4'h0);
 assign product_d4_not_4 = ~(product_d4_cat_2[7:4] == 4'h0);
 assign for_sticky_sel = shift_d1_cat[2] ? (product_d4_not_3 | product_d4_not_4 | (~(product_d4_cat_2[11:8] == 4'h0))) : (product_d4_not_3 | product_d4_not_4);
-assign product_d4_sel_26 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[42] : product_d4_cat_2[38]) : (shift_d1_cat[2] ? product_d4_cat_2[34] : product_d4_cat_2[30]);
-assign product_d4_sel_27 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[41] : product_d4_cat_2[37]) : (shift_d1_cat[2] ? product_d4_cat_2[33] : product_d4_cat_2[29]);
-assign product_d4_sel_28 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[40] : product_d4_cat_2[36]) : (shift_d1_cat[2] ? product_d4_cat_2[32] : product_d4_cat_2[28]);
-assign product_d4_sel_29 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[39] : product_d4_cat_2[35]) : (shift_d1_cat[2] ? product_d4_cat_2[31] : product_d4_cat_2[27]);
-assign product_d4_sel_30 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[38] : product_d4_cat_2[34]) : (shift_d1_cat[2] ? product_d4_cat_2[30] : product_d4_cat_2[26]);
-assign product_d4_sel_31 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[37] : product_d4_cat_2[33]) : (shift_d1_cat[2] ? product_d4_cat_2[29] : product_d4_cat_2[25]);
-assign product_d4_sel_32 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[36] : product_d4_cat_2[32]) : (shift_d1_cat[2] ? product_d4_cat_2[28] : product_d4_cat_2[24]);
-assign product_d4_sel_33 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[35] : product_d4_cat_2[31]) : (shift_d1_cat[2] ? product_d4_cat_2[27] : product_d4_cat_2[23]);
-assign product_d4_sel_34 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[34] : product_d4_cat_2[30]) : (shift_d1_cat[2] ? product_d4_cat_2[26] : product_d4_cat_2[22]);
-assign product_d4_sel_35 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[33] : product_d4_cat_2[29]) : (shift_d1_cat[2] ? product_d4_cat_2[25] : product_d4_cat_2[21]);
-assign product_d4_sel_36 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[32] : product_d4_cat_2[28]) : (shift_d1_cat[2] ? product_d4_cat_2[24] : product_d4_cat_2[20]);
-assign product_d4_sel_37 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[31] : product_d4_cat_2[27]) : (shift_d1_cat[2] ? product_d4_cat_2[23] : product_d4_cat_2[19]);
-assign product_d4_sel_38 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[30] : product_d4_cat_2[26]) : (shift_d1_cat[2] ? product_d4_cat_2[22] : product_d4_cat_2[18]);
-assign product_d4_sel_39 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[29] : product_d4_cat_2[25]) : (shift_d1_cat[2] ? product_d4_cat_2[21] : product_d4_cat_2[17]);
-assign product_d4_sel_40 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[28] : product_d4_cat_2[24]) : (shift_d1_cat[2] ? product_d4_cat_2[20] : product_d4_cat_2[16]);
-assign product_d4_sel_41 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[27] : product_d4_cat_2[23]) : (shift_d1_cat[2] ? product_d4_cat_2[19] : product_d4_cat_2[15]);
-assign product_d4_sel_42 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[26] : product_d4_cat_2[22]) : (shift_d1_cat[2] ? product_d4_cat_2[18] : product_d4_cat_2[14]);
-assign product_d4_sel_43 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[25] : product_d4_cat_2[21]) : (shift_d1_cat[2] ? product_d4_cat_2[17] : product_d4_cat_2[13]);
-assign product_d4_sel_44 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[24] : product_d4_cat_2[20]) : (shift_d1_cat[2] ? product_d4_cat_2[16] : product_d4_cat_2[12]);
-assign product_d4_sel_45 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[23] : product_d4_cat_2[19]) : (shift_d1_cat[2] ? product_d4_cat_2[15] : product_d4_cat_2[11]);
-assign product_d4_sel_46 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[22] : product_d4_cat_2[18]) : (shift_d1_cat[2] ? product_d4_cat_2[14] : product_d4_cat_2[10]);
-assign product_d4_sel_47 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[21] : product_d4_cat_2[17]) : (shift_d1_cat[2] ? product_d4_cat_2[13] : product_d4_cat_2[9]);
-assign product_d4_sel_48 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[20] : product_d4_cat_2[16]) : (shift_d1_cat[2] ? product_d4_cat_2[12] : product_d4_cat_2[8]);
-assign product_d4_sel_49 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[19] : product_d4_cat_2[15]) : (shift_d1_cat[2] ? product_d4_cat_2[11] : product_d4_cat_2[7]);
-assign product_d4_sel_50 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[18] : product_d4_cat_2[14]) : (shift_d1_cat[2] ? product_d4_cat_2[10] : product_d4_cat_2[6]);
-assign product_d4_sel_51 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[17] : product_d4_cat_2[13]) : (shift_d1_cat[2] ? product_d4_cat_2[9] : product_d4_cat_2[5]);
-assign product_d4_sel_52 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[16] : product_d4_cat_2[12]) : (shift_d1_cat[2] ? product_d4_cat_2[8] : product_d4_cat_2[4]);
-assign product_d4_sel_53 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[15] : product_d4_cat_2[11]) : (shift_d1_cat[2] ? product_d4_cat_2[7] : product_d4_cat_2[3]);
-assign product_d4_sel_54 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[14] : product_d4_cat_2[10]) : (shift_d1_cat[2] ? product_d4_cat_2[6] : product_d4_cat_2[2]);
-assign product_d4_sel_55 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[13] : product_d4_cat_2[9]) : (shift_d1_cat[2] ? product_d4_cat_2[5] : product_d4_cat_2[1]);
-assign product_d4_sel_56 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[12] : product_d4_cat_2[8]) : (shift_d1_cat[2] ? product_d4_cat_2[4] : product_d4_cat_2[0]);
+assign product_d4_sel_26 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[54] : product_d4_cat_2[50]) : (shift_d1_cat[2] ? product_d4_cat_2[46] : product_d4_cat_2[42]);
+assign product_d4_sel_27 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[53] : product_d4_cat_2[49]) : (shift_d1_cat[2] ? product_d4_cat_2[45] : product_d4_cat_2[41]);
+assign product_d4_sel_28 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[52] : product_d4_cat_2[48]) : (shift_d1_cat[2] ? product_d4_cat_2[44] : product_d4_cat_2[40]);
+assign product_d4_sel_29 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[51] : product_d4_cat_2[47]) : (shift_d1_cat[2] ? product_d4_cat_2[43] : product_d4_cat_2[39]);
+assign product_d4_sel_30 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[50] : product_d4_cat_2[46]) : (shift_d1_cat[2] ? product_d4_cat_2[42] : product_d4_cat_2[38]);
+assign product_d4_sel_31 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[49] : product_d4_cat_2[45]) : (shift_d1_cat[2] ? product_d4_cat_2[41] : product_d4_cat_2[37]);
+assign product_d4_sel_32 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[48] : product_d4_cat_2[44]) : (shift_d1_cat[2] ? product_d4_cat_2[40] : product_d4_cat_2[36]);
+assign product_d4_sel_33 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[47] : product_d4_cat_2[43]) : (shift_d1_cat[2] ? product_d4_cat_2[39] : product_d4_cat_2[35]);
+assign product_d4_sel_34 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[46] : product_d4_cat_2[42]) : (shift_d1_cat[2] ? product_d4_cat_2[38] : product_d4_cat_2[34]);
+assign product_d4_sel_35 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[45] : product_d4_cat_2[41]) : (shift_d1_cat[2] ? product_d4_cat_2[37] : product_d4_cat_2[33]);
+assign product_d4_sel_36 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[44] : product_d4_cat_2[40]) : (shift_d1_cat[2] ? product_d4_cat_2[36] : product_d4_cat_2[32]);
+assign product_d4_sel_37 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[43] : product_d4_cat_2[39]) : (shift_d1_cat[2] ? product_d4_cat_2[35] : product_d4_cat_2[31]);
+assign product_d4_sel_38 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[42] : product_d4_cat_2[38]) : (shift_d1_cat[2] ? product_d4_cat_2[34] : product_d4_cat_2[30]);
+assign product_d4_sel_39 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[41] : product_d4_cat_2[37]) : (shift_d1_cat[2] ? product_d4_cat_2[33] : product_d4_cat_2[29]);
+assign product_d4_sel_40 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[40] : product_d4_cat_2[36]) : (shift_d1_cat[2] ? product_d4_cat_2[32] : product_d4_cat_2[28]);
+assign product_d4_sel_41 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[39] : product_d4_cat_2[35]) : (shift_d1_cat[2] ? product_d4_cat_2[31] : product_d4_cat_2[27]);
+assign product_d4_sel_42 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[38] : product_d4_cat_2[34]) : (shift_d1_cat[2] ? product_d4_cat_2[30] : product_d4_cat_2[26]);
+assign product_d4_sel_43 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[37] : product_d4_cat_2[33]) : (shift_d1_cat[2] ? product_d4_cat_2[29] : product_d4_cat_2[25]);
+assign product_d4_sel_44 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[36] : product_d4_cat_2[32]) : (shift_d1_cat[2] ? product_d4_cat_2[28] : product_d4_cat_2[24]);
+assign product_d4_sel_45 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[35] : product_d4_cat_2[31]) : (shift_d1_cat[2] ? product_d4_cat_2[27] : product_d4_cat_2[23]);
+assign product_d4_sel_46 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[34] : product_d4_cat_2[30]) : (shift_d1_cat[2] ? product_d4_cat_2[26] : product_d4_cat_2[22]);
+assign product_d4_sel_47 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[33] : product_d4_cat_2[29]) : (shift_d1_cat[2] ? product_d4_cat_2[25] : product_d4_cat_2[21]);
+assign product_d4_sel_48 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[32] : product_d4_cat_2[28]) : (shift_d1_cat[2] ? product_d4_cat_2[24] : product_d4_cat_2[20]);
+assign product_d4_sel_49 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[31] : product_d4_cat_2[27]) : (shift_d1_cat[2] ? product_d4_cat_2[23] : product_d4_cat_2[19]);
+assign product_d4_sel_50 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[30] : product_d4_cat_2[26]) : (shift_d1_cat[2] ? product_d4_cat_2[22] : product_d4_cat_2[18]);
+assign product_d4_sel_51 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[29] : product_d4_cat_2[25]) : (shift_d1_cat[2] ? product_d4_cat_2[21] : product_d4_cat_2[17]);
+assign product_d4_sel_52 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[28] : product_d4_cat_2[24]) : (shift_d1_cat[2] ? product_d4_cat_2[20] : product_d4_cat_2[16]);
+assign product_d4_sel_53 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[27] : product_d4_cat_2[23]) : (shift_d1_cat[2] ? product_d4_cat_2[19] : product_d4_cat_2[15]);
+assign product_d4_sel_54 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[26] : product_d4_cat_2[22]) : (shift_d1_cat[2] ? product_d4_cat_2[18] : product_d4_cat_2[14]);
+assign product_d4_sel_55 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[25] : product_d4_cat_2[21]) : (shift_d1_cat[2] ? product_d4_cat_2[17] : product_d4_cat_2[13]);
+assign product_d4_sel_56 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[24] : product_d4_cat_2[20]) : (shift_d1_cat[2] ? product_d4_cat_2[16] : product_d4_cat_2[12]);
+assign product_d4_sel_57 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[23] : product_d4_cat_2[19]) : (shift_d1_cat[2] ? product_d4_cat_2[15] : product_d4_cat_2[11]);
+assign product_d4_sel_58 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[22] : product_d4_cat_2[18]) : (shift_d1_cat[2] ? product_d4_cat_2[14] : product_d4_cat_2[10]);
+assign product_d4_sel_59 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[21] : product_d4_cat_2[17]) : (shift_d1_cat[2] ? product_d4_cat_2[13] : product_d4_cat_2[9]);
+assign product_d4_sel_60 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[20] : product_d4_cat_2[16]) : (shift_d1_cat[2] ? product_d4_cat_2[12] : product_d4_cat_2[8]);
+assign product_d4_sel_61 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[19] : product_d4_cat_2[15]) : (shift_d1_cat[2] ? product_d4_cat_2[11] : product_d4_cat_2[7]);
+assign product_d4_sel_62 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[18] : product_d4_cat_2[14]) : (shift_d1_cat[2] ? product_d4_cat_2[10] : product_d4_cat_2[6]);
+assign product_d4_sel_63 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[17] : product_d4_cat_2[13]) : (shift_d1_cat[2] ? product_d4_cat_2[9] : product_d4_cat_2[5]);
+assign product_d4_sel_64 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[16] : product_d4_cat_2[12]) : (shift_d1_cat[2] ? product_d4_cat_2[8] : product_d4_cat_2[4]);
+assign product_d4_sel_65 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[15] : product_d4_cat_2[11]) : (shift_d1_cat[2] ? product_d4_cat_2[7] : product_d4_cat_2[3]);
+assign product_d4_sel_66 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[14] : product_d4_cat_2[10]) : (shift_d1_cat[2] ? product_d4_cat_2[6] : product_d4_cat_2[2]);
+assign product_d4_sel_67 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[13] : product_d4_cat_2[9]) : (shift_d1_cat[2] ? product_d4_cat_2[5] : product_d4_cat_2[1]);
+assign product_d4_sel_68 = shift_d1_cat[3] ? (shift_d1_cat[2] ? product_d4_cat_2[12] : product_d4_cat_2[8]) : (shift_d1_cat[2] ? product_d4_cat_2[4] : product_d4_cat_2[0]);
 assign cat = {product_d4_sel_26, product_d4_sel_27, product_d4_sel_28, product_d4_sel_29, product_d4_sel_30,
     product_d4_sel_31, product_d4_sel_32, product_d4_sel_33, product_d4_sel_34, product_d4_sel_35,
     product_d4_sel_36, product_d4_sel_37, product_d4_sel_38, product_d4_sel_39, product_d4_sel_40,
     product_d4_sel_41, product_d4_sel_42, product_d4_sel_43, product_d4_sel_44, product_d4_sel_45,
     product_d4_sel_46, product_d4_sel_47, product_d4_sel_48, product_d4_sel_49, product_d4_sel_50,
     product_d4_sel_51, product_d4_sel_52, product_d4_sel_53, product_d4_sel_54, product_d4_sel_55,
-    product_d4_sel_56};
+    product_d4_sel_56, product_d4_sel_57, product_d4_sel_58, product_d4_sel_59, product_d4_sel_60,
+    product_d4_sel_61, product_d4_sel_62, product_d4_sel_63, product_d4_sel_64, product_d4_sel_65,
+    product_d4_sel_66, product_d4_sel_67, product_d4_sel_68};
 assign for_sticky_not = ~(cat[0] == 1'h0);
 assign for_sticky_not_2 = ~(cat[1] == 1'h0);
 assign for_sticky_sel_2 = shift_d1_cat[0] ? (for_sticky_not | for_sticky_not_2 | (~(cat[2] == 1'h0))) : (for_sticky_not | for_sticky_not_2);
-assign sel = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[30] : cat[29]) : (shift_d1_cat[0] ? cat[28] : cat[27]);
-assign sel_2 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[29] : cat[28]) : (shift_d1_cat[0] ? cat[27] : cat[26]);
-assign sel_3 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[28] : cat[27]) : (shift_d1_cat[0] ? cat[26] : cat[25]);
-assign sel_4 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[27] : cat[26]) : (shift_d1_cat[0] ? cat[25] : cat[24]);
-assign sel_5 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[26] : cat[25]) : (shift_d1_cat[0] ? cat[24] : cat[23]);
-assign sel_6 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[25] : cat[24]) : (shift_d1_cat[0] ? cat[23] : cat[22]);
-assign sel_7 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[24] : cat[23]) : (shift_d1_cat[0] ? cat[22] : cat[21]);
-assign sel_8 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[23] : cat[22]) : (shift_d1_cat[0] ? cat[21] : cat[20]);
-assign sel_9 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[22] : cat[21]) : (shift_d1_cat[0] ? cat[20] : cat[19]);
-assign sel_10 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[21] : cat[20]) : (shift_d1_cat[0] ? cat[19] : cat[18]);
-assign sel_11 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[20] : cat[19]) : (shift_d1_cat[0] ? cat[18] : cat[17]);
-assign sel_12 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[19] : cat[18]) : (shift_d1_cat[0] ? cat[17] : cat[16]);
-assign sel_13 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[18] : cat[17]) : (shift_d1_cat[0] ? cat[16] : cat[15]);
-assign sel_14 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[17] : cat[16]) : (shift_d1_cat[0] ? cat[15] : cat[14]);
-assign sel_15 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[16] : cat[15]) : (shift_d1_cat[0] ? cat[14] : cat[13]);
-assign sel_16 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[15] : cat[14]) : (shift_d1_cat[0] ? cat[13] : cat[12]);
-assign sel_17 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[14] : cat[13]) : (shift_d1_cat[0] ? cat[12] : cat[11]);
-assign sel_18 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[13] : cat[12]) : (shift_d1_cat[0] ? cat[11] : cat[10]);
-assign sel_19 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[12] : cat[11]) : (shift_d1_cat[0] ? cat[10] : cat[9]);
-assign sel_20 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[11] : cat[10]) : (shift_d1_cat[0] ? cat[9] : cat[8]);
-assign sel_21 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[10] : cat[9]) : (shift_d1_cat[0] ? cat[8] : cat[7]);
-assign sel_22 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[9] : cat[8]) : (shift_d1_cat[0] ? cat[7] : cat[6]);
-assign sel_23 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[8] : cat[7]) : (shift_d1_cat[0] ? cat[6] : cat[5]);
-assign sel_24 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[7] : cat[6]) : (shift_d1_cat[0] ? cat[5] : cat[4]);
-assign sel_25 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[6] : cat[5]) : (shift_d1_cat[0] ? cat[4] : cat[3]);
-assign for_window_sel = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[5] : cat[4]) : (shift_d1_cat[0] ? cat[3] : cat[2]);
-assign for_window_sel_2 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[4] : cat[3]) : (shift_d1_cat[0] ? cat[2] : cat[1]);
-assign for_window_sel_3 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[3] : cat[2]) : (shift_d1_cat[0] ? cat[1] : cat[0]);
-assign for_window_cat = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
-    sel_15, sel_16, sel_17, sel_18, sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25,
-    for_window_sel, for_window_sel_2, for_window_sel_3};
+assign sel = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[42] : cat[41]) : (shift_d1_cat[0] ? cat[40] : cat[39]);
+assign sel_2 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[41] : cat[40]) : (shift_d1_cat[0] ? cat[39] : cat[38]);
+assign sel_3 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[40] : cat[39]) : (shift_d1_cat[0] ? cat[38] : cat[37]);
+assign sel_4 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[39] : cat[38]) : (shift_d1_cat[0] ? cat[37] : cat[36]);
+assign sel_5 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[38] : cat[37]) : (shift_d1_cat[0] ? cat[36] : cat[35]);
+assign sel_6 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[37] : cat[36]) : (shift_d1_cat[0] ? cat[35] : cat[34]);
+assign sel_7 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[36] : cat[35]) : (shift_d1_cat[0] ? cat[34] : cat[33]);
+assign sel_8 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[35] : cat[34]) : (shift_d1_cat[0] ? cat[33] : cat[32]);
+assign sel_9 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[34] : cat[33]) : (shift_d1_cat[0] ? cat[32] : cat[31]);
+assign sel_10 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[33] : cat[32]) : (shift_d1_cat[0] ? cat[31] : cat[30]);
+assign sel_11 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[32] : cat[31]) : (shift_d1_cat[0] ? cat[30] : cat[29]);
+assign sel_12 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[31] : cat[30]) : (shift_d1_cat[0] ? cat[29] : cat[28]);
+assign sel_13 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[30] : cat[29]) : (shift_d1_cat[0] ? cat[28] : cat[27]);
+assign sel_14 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[29] : cat[28]) : (shift_d1_cat[0] ? cat[27] : cat[26]);
+assign sel_15 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[28] : cat[27]) : (shift_d1_cat[0] ? cat[26] : cat[25]);
+assign sel_16 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[27] : cat[26]) : (shift_d1_cat[0] ? cat[25] : cat[24]);
+assign sel_17 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[26] : cat[25]) : (shift_d1_cat[0] ? cat[24] : cat[23]);
+assign sel_18 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[25] : cat[24]) : (shift_d1_cat[0] ? cat[23] : cat[22]);
+assign sel_19 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[24] : cat[23]) : (shift_d1_cat[0] ? cat[22] : cat[21]);
+assign sel_20 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[23] : cat[22]) : (shift_d1_cat[0] ? cat[21] : cat[20]);
+assign sel_21 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[22] : cat[21]) : (shift_d1_cat[0] ? cat[20] : cat[19]);
+assign sel_22 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[21] : cat[20]) : (shift_d1_cat[0] ? cat[19] : cat[18]);
+assign sel_23 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[20] : cat[19]) : (shift_d1_cat[0] ? cat[18] : cat[17]);
+assign sel_24 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[19] : cat[18]) : (shift_d1_cat[0] ? cat[17] : cat[16]);
+assign sel_25 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[18] : cat[17]) : (shift_d1_cat[0] ? cat[16] : cat[15]);
+assign sel_26 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[17] : cat[16]) : (shift_d1_cat[0] ? cat[15] : cat[14]);
+assign sel_27 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[16] : cat[15]) : (shift_d1_cat[0] ? cat[14] : cat[13]);
+assign sel_28 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[15] : cat[14]) : (shift_d1_cat[0] ? cat[13] : cat[12]);
+assign sel_29 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[14] : cat[13]) : (shift_d1_cat[0] ? cat[12] : cat[11]);
+assign sel_30 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[13] : cat[12]) : (shift_d1_cat[0] ? cat[11] : cat[10]);
+assign sel_31 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[12] : cat[11]) : (shift_d1_cat[0] ? cat[10] : cat[9]);
+assign sel_32 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[11] : cat[10]) : (shift_d1_cat[0] ? cat[9] : cat[8]);
+assign sel_33 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[10] : cat[9]) : (shift_d1_cat[0] ? cat[8] : cat[7]);
+assign sel_34 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[9] : cat[8]) : (shift_d1_cat[0] ? cat[7] : cat[6]);
+assign sel_35 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[8] : cat[7]) : (shift_d1_cat[0] ? cat[6] : cat[5]);
+assign sel_36 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[7] : cat[6]) : (shift_d1_cat[0] ? cat[5] : cat[4]);
+assign sel_37 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[6] : cat[5]) : (shift_d1_cat[0] ? cat[4] : cat[3]);
+assign sel_38 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[5] : cat[4]) : (shift_d1_cat[0] ? cat[3] : cat[2]);
+assign sel_39 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[4] : cat[3]) : (shift_d1_cat[0] ? cat[2] : cat[1]);
+assign sel_40 = shift_d1_cat[1] ? (shift_d1_cat[0] ? cat[3] : cat[2]) : (shift_d1_cat[0] ? cat[1] : cat[0]);
+assign cat_2 = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+    sel_15, sel_16, sel_17, sel_18, sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26,
+    sel_27, sel_28, sel_29, sel_30, sel_31, sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38,
+    sel_39, sel_40};
 assign shift_d1_cat_2 = {(shift_d1_cat[5] ? product_d4_sel : (shift_d1_cat[4] & product_d4_not)),
     (shift_d1_cat[3] ? for_sticky_sel : (shift_d1_cat[2] & product_d4_not_3)),
     (shift_d1_cat[1] ? for_sticky_sel_2 : (shift_d1_cat[0] & for_sticky_not))};
-assign for_sticky_not_3 = ~(for_window_q[0] == 1'h0);
-assign for_sticky_not_4 = ~(for_window_q[1] == 1'h0);
-assign shift_d2_sel = shift_d2[1] ? (shift_d2[0] ? (for_sticky_not_3 | for_sticky_not_4 | (~(for_window_q[2] == 1'h0))) : (for_sticky_not_3 | for_sticky_not_4)) : (shift_d2[0] & for_sticky_not_3);
-assign window = {(shift_d2[1] ? (shift_d2[0] ? for_window_q[27] : for_window_q[26]) : (shift_d2[0] ? for_window_q[25] : for_window_q[24])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[26] : for_window_q[25]) : (shift_d2[0] ? for_window_q[24] : for_window_q[23])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[25] : for_window_q[24]) : (shift_d2[0] ? for_window_q[23] : for_window_q[22])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[24] : for_window_q[23]) : (shift_d2[0] ? for_window_q[22] : for_window_q[21])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[23] : for_window_q[22]) : (shift_d2[0] ? for_window_q[21] : for_window_q[20])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[22] : for_window_q[21]) : (shift_d2[0] ? for_window_q[20] : for_window_q[19])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[21] : for_window_q[20]) : (shift_d2[0] ? for_window_q[19] : for_window_q[18])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[20] : for_window_q[19]) : (shift_d2[0] ? for_window_q[18] : for_window_q[17])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[19] : for_window_q[18]) : (shift_d2[0] ? for_window_q[17] : for_window_q[16])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[18] : for_window_q[17]) : (shift_d2[0] ? for_window_q[16] : for_window_q[15])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[17] : for_window_q[16]) : (shift_d2[0] ? for_window_q[15] : for_window_q[14])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[16] : for_window_q[15]) : (shift_d2[0] ? for_window_q[14] : for_window_q[13])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[15] : for_window_q[14]) : (shift_d2[0] ? for_window_q[13] : for_window_q[12])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[14] : for_window_q[13]) : (shift_d2[0] ? for_window_q[12] : for_window_q[11])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[13] : for_window_q[12]) : (shift_d2[0] ? for_window_q[11] : for_window_q[10])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[12] : for_window_q[11]) : (shift_d2[0] ? for_window_q[10] : for_window_q[9])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[11] : for_window_q[10]) : (shift_d2[0] ? for_window_q[9] : for_window_q[8])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[10] : for_window_q[9]) : (shift_d2[0] ? for_window_q[8] : for_window_q[7])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[9] : for_window_q[8]) : (shift_d2[0] ? for_window_q[7] : for_window_q[6])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[8] : for_window_q[7]) : (shift_d2[0] ? for_window_q[6] : for_window_q[5])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[7] : for_window_q[6]) : (shift_d2[0] ? for_window_q[5] : for_window_q[4])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[6] : for_window_q[5]) : (shift_d2[0] ? for_window_q[4] : for_window_q[3])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[5] : for_window_q[4]) : (shift_d2[0] ? for_window_q[3] : for_window_q[2])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[4] : for_window_q[3]) : (shift_d2[0] ? for_window_q[2] : for_window_q[1])),
-    (shift_d2[1] ? (shift_d2[0] ? for_window_q[3] : for_window_q[2]) : (shift_d2[0] ? for_window_q[1] : for_window_q[0]))};
-assign sticky = (~(shift_d1_q == 3'h0)) | (~(shift_d2_sel == 1'h0));
+assign for_sticky_not_3 = ~(for_window_q[3:0] == 4'h0);
+assign for_sticky_not_4 = ~(for_window_q[7:4] == 4'h0);
+assign shift_d2_sel = shift_d2[3] ? (shift_d2[2] ? (for_sticky_not_3 | for_sticky_not_4 | (~(for_window_q[11:8] == 4'h0))) : (for_sticky_not_3 | for_sticky_not_4)) : (shift_d2[2] & for_sticky_not_3);
+assign for_window_cat = {(shift_d2[3] ? (shift_d2[2] ? for_window_q[39] : for_window_q[35]) : (shift_d2[2] ? for_window_q[31] : for_window_q[27])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[38] : for_window_q[34]) : (shift_d2[2] ? for_window_q[30] : for_window_q[26])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[37] : for_window_q[33]) : (shift_d2[2] ? for_window_q[29] : for_window_q[25])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[36] : for_window_q[32]) : (shift_d2[2] ? for_window_q[28] : for_window_q[24])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[35] : for_window_q[31]) : (shift_d2[2] ? for_window_q[27] : for_window_q[23])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[34] : for_window_q[30]) : (shift_d2[2] ? for_window_q[26] : for_window_q[22])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[33] : for_window_q[29]) : (shift_d2[2] ? for_window_q[25] : for_window_q[21])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[32] : for_window_q[28]) : (shift_d2[2] ? for_window_q[24] : for_window_q[20])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[31] : for_window_q[27]) : (shift_d2[2] ? for_window_q[23] : for_window_q[19])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[30] : for_window_q[26]) : (shift_d2[2] ? for_window_q[22] : for_window_q[18])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[29] : for_window_q[25]) : (shift_d2[2] ? for_window_q[21] : for_window_q[17])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[28] : for_window_q[24]) : (shift_d2[2] ? for_window_q[20] : for_window_q[16])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[27] : for_window_q[23]) : (shift_d2[2] ? for_window_q[19] : for_window_q[15])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[26] : for_window_q[22]) : (shift_d2[2] ? for_window_q[18] : for_window_q[14])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[25] : for_window_q[21]) : (shift_d2[2] ? for_window_q[17] : for_window_q[13])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[24] : for_window_q[20]) : (shift_d2[2] ? for_window_q[16] : for_window_q[12])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[23] : for_window_q[19]) : (shift_d2[2] ? for_window_q[15] : for_window_q[11])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[22] : for_window_q[18]) : (shift_d2[2] ? for_window_q[14] : for_window_q[10])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[21] : for_window_q[17]) : (shift_d2[2] ? for_window_q[13] : for_window_q[9])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[20] : for_window_q[16]) : (shift_d2[2] ? for_window_q[12] : for_window_q[8])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[19] : for_window_q[15]) : (shift_d2[2] ? for_window_q[11] : for_window_q[7])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[18] : for_window_q[14]) : (shift_d2[2] ? for_window_q[10] : for_window_q[6])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[17] : for_window_q[13]) : (shift_d2[2] ? for_window_q[9] : for_window_q[5])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[16] : for_window_q[12]) : (shift_d2[2] ? for_window_q[8] : for_window_q[4])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[15] : for_window_q[11]) : (shift_d2[2] ? for_window_q[7] : for_window_q[3])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[14] : for_window_q[10]) : (shift_d2[2] ? for_window_q[6] : for_window_q[2])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[13] : for_window_q[9]) : (shift_d2[2] ? for_window_q[5] : for_window_q[1])),
+    (shift_d2[3] ? (shift_d2[2] ? for_window_q[12] : for_window_q[8]) : (shift_d2[2] ? for_window_q[4] : for_window_q[0]))};
+assign for_sticky_not_5 = ~(for_window_cat[0] == 1'h0);
+assign for_sticky_not_6 = ~(for_window_cat[1] == 1'h0);
+assign for_sticky_sel_3 = shift_d2[0] ? (for_sticky_not_5 | for_sticky_not_6 | (~(for_window_cat[2] == 1'h0))) : (for_sticky_not_5 | for_sticky_not_6);
+assign sel_41 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[27] : for_window_cat[26]) : (shift_d2[0] ? for_window_cat[25] : for_window_cat[24]);
+assign sel_42 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[26] : for_window_cat[25]) : (shift_d2[0] ? for_window_cat[24] : for_window_cat[23]);
+assign sel_43 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[25] : for_window_cat[24]) : (shift_d2[0] ? for_window_cat[23] : for_window_cat[22]);
+assign sel_44 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[24] : for_window_cat[23]) : (shift_d2[0] ? for_window_cat[22] : for_window_cat[21]);
+assign sel_45 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[23] : for_window_cat[22]) : (shift_d2[0] ? for_window_cat[21] : for_window_cat[20]);
+assign sel_46 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[22] : for_window_cat[21]) : (shift_d2[0] ? for_window_cat[20] : for_window_cat[19]);
+assign sel_47 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[21] : for_window_cat[20]) : (shift_d2[0] ? for_window_cat[19] : for_window_cat[18]);
+assign sel_48 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[20] : for_window_cat[19]) : (shift_d2[0] ? for_window_cat[18] : for_window_cat[17]);
+assign sel_49 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[19] : for_window_cat[18]) : (shift_d2[0] ? for_window_cat[17] : for_window_cat[16]);
+assign sel_50 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[18] : for_window_cat[17]) : (shift_d2[0] ? for_window_cat[16] : for_window_cat[15]);
+assign sel_51 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[17] : for_window_cat[16]) : (shift_d2[0] ? for_window_cat[15] : for_window_cat[14]);
+assign sel_52 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[16] : for_window_cat[15]) : (shift_d2[0] ? for_window_cat[14] : for_window_cat[13]);
+assign sel_53 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[15] : for_window_cat[14]) : (shift_d2[0] ? for_window_cat[13] : for_window_cat[12]);
+assign sel_54 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[14] : for_window_cat[13]) : (shift_d2[0] ? for_window_cat[12] : for_window_cat[11]);
+assign sel_55 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[13] : for_window_cat[12]) : (shift_d2[0] ? for_window_cat[11] : for_window_cat[10]);
+assign sel_56 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[12] : for_window_cat[11]) : (shift_d2[0] ? for_window_cat[10] : for_window_cat[9]);
+assign sel_57 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[11] : for_window_cat[10]) : (shift_d2[0] ? for_window_cat[9] : for_window_cat[8]);
+assign for_window_sel = shift_d2[1] ? (shift_d2[0] ? for_window_cat[10] : for_window_cat[9]) : (shift_d2[0] ? for_window_cat[8] : for_window_cat[7]);
+assign for_window_sel_2 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[9] : for_window_cat[8]) : (shift_d2[0] ? for_window_cat[7] : for_window_cat[6]);
+assign for_window_sel_3 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[8] : for_window_cat[7]) : (shift_d2[0] ? for_window_cat[6] : for_window_cat[5]);
+assign for_window_sel_4 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[7] : for_window_cat[6]) : (shift_d2[0] ? for_window_cat[5] : for_window_cat[4]);
+assign for_window_sel_5 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[6] : for_window_cat[5]) : (shift_d2[0] ? for_window_cat[4] : for_window_cat[3]);
+assign for_window_sel_6 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[5] : for_window_cat[4]) : (shift_d2[0] ? for_window_cat[3] : for_window_cat[2]);
+assign for_window_sel_7 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[4] : for_window_cat[3]) : (shift_d2[0] ? for_window_cat[2] : for_window_cat[1]);
+assign for_window_sel_8 = shift_d2[1] ? (shift_d2[0] ? for_window_cat[3] : for_window_cat[2]) : (shift_d2[0] ? for_window_cat[1] : for_window_cat[0]);
+assign window = {sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51, sel_52, sel_53,
+    sel_54, sel_55, sel_56, sel_57, for_window_sel, for_window_sel_2, for_window_sel_3,
+    for_window_sel_4, for_window_sel_5, for_window_sel_6, for_window_sel_7, for_window_sel_8};
+assign sticky = (~(shift_d1_q == 3'h0)) |
+    (~(({shift_d2_sel, (shift_d2[1] ? for_sticky_sel_3 : (shift_d2[0] & for_sticky_not_5))}) == 2'h0));
 
 // ---- mul: round to nearest even; the rounding increment and the window's top bit at the exponent's low bit, one adder ----
 assign kept = window[24:1];
@@ -565,7 +692,7 @@ always @(posedge clk) begin
     if (out_valid_or) product_d4 <= product_d3;
     if (out_valid_or) shift_d1 <= shift;
     if (out_valid_or) shift_d2 <= shift_d1;
-    if (out_valid_or) for_window_q <= for_window_cat;
+    if (out_valid_or) for_window_q <= cat_2;
     if (out_valid_or) shift_d1_q <= shift_d1_cat_2;
     if (out_valid_or) nan_d5 <= nan_d4;
     if (out_valid_or) nan_d6 <= nan_d5;

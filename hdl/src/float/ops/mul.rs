@@ -174,7 +174,7 @@ fn dsp_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpack
 ///
 /// Register places: 0 after the exponent sum, 1 and 2 after the product (a DSP's multiplier
 /// and output registers), 3 after the count and `E − 1`, 4 after the shift amount, 5 inside the
-/// shift (after its steps of 16 and 4); the window's last step, the rounding decision and the
+/// shift (after its steps of 16); the window's steps of 4 and 1, the rounding decision and the
 /// adder share the last stage.
 #[allow(clippy::too_many_arguments)]
 fn lut_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>, far: Sig<'d>) -> Sig<'d> {
@@ -222,9 +222,12 @@ fn lut_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpack
 
     d.section("mul: P·2 >> r, a radix-4 right shift in two parts, the dropped bits ORed");
     let padded = product.cat(d.lit(0, 1 + pad));
-    let (coarse, dropped_coarse) = shr_radix4(d, padded, shift.bits(2, rw - 2).cat(d.lit(0, 2)), p + 4);
+    // The steps of 16 and up (none in a narrow format), keeping the bits the steps of 4 and 1
+    // may still bring in.
+    let low = rw.min(4);
+    let (coarse, dropped_coarse) = if rw > low { shr_radix4(d, padded, shift.bits(low, rw - low).cat(d.lit(0, low)), p + (1 << low)) } else { (padded, d.lit(0, 1)) };
     cuts.cut(&mut d.net());
-    let (window, dropped_fine) = shr_radix4(d, coarse, shift.bits(0, 2), p + 1);
+    let (window, dropped_fine) = shr_radix4(d, coarse, shift.bits(0, low), p + 1);
     sig!(window = window, sticky = dropped_coarse.any() | dropped_fine.any());
 
     d.section("mul: round to nearest even; the rounding increment and the window's top bit at the exponent's low bit, one adder");
