@@ -10,7 +10,7 @@ enum MultiplierArg {
     /// Subnormal shifts as DSP multiplies: 6 DSP48E1 a binary32 product, the fewest LUTs
     #[default]
     DspShift,
-    /// Subnormal shifts in LUTs: 2 DSP48E1 a binary32 product, about 35 LUTs more
+    /// Subnormal shifts in LUTs: 2 DSP48E1 a binary32 product, about 30 LUTs more
     LutShift,
 }
 
