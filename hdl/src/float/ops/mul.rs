@@ -76,15 +76,18 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     // one adder with carry in 1.
     let eb_centered = (ub.exp ^ d.lit(1 << (f.exp - 1), f.exp)).sext(xw);
     sig!(fine = ua.exp.zext(xw) + eb_centered + 1u32);
-    // Past 2·man + 2 when fine < −man − 1: every product bit lies below the guard bit, a signed
-    // zero.
-    let far = || fine.slt(-(man as i64) - 1);
     let operands = Operands { sign, nan, inf, zero };
     cuts.cut(&mut d.net());
-    match lz {
-        Some(lz) => dsp_shift_mul(d, f, cuts, &ua, &ub, operands, fine, far, lz),
-        None => lut_shift_mul(d, f, cuts, &ua, &ub, operands, fine, far()),
+    match (multiplier, lz) {
+        (Multiplier::DspShift, Some(lz)) => dsp_shift_mul(d, f, cuts, &ua, &ub, operands, fine, lz),
+        _ => lut_shift_mul(d, f, cuts, &ua, &ub, operands, fine),
     }
+}
+
+/// A subnormal result past `2·man + 2` (`fine < −man − 1`): every product bit lies below the
+/// guard bit, a signed zero.
+fn far<'d>(fine: Sig<'d>, man: usize) -> Sig<'d> {
+    fine.slt(-(man as i64) - 1)
 }
 
 /// The operands' classes both multipliers carry to the rounding stage.
@@ -98,7 +101,7 @@ struct Operands<'d> {
 
 /// [`Multiplier::DspShift`] from the product on: the window in `Q = P · 2^t` (places 1 to 5).
 #[allow(clippy::too_many_arguments)]
-fn dsp_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>, far: impl Fn() -> Sig<'d>, lz: Sig<'d>) -> Sig<'d> {
+fn dsp_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>, lz: Sig<'d>) -> Sig<'d> {
     let (p, man, xw) = (f.man + 1, f.man, fine.width);
     let Operands { sign, nan, inf, zero } = o;
     d.section("mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t");
@@ -110,7 +113,7 @@ fn dsp_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpack
     sig!(normal = !e0_minus_1.bit(xw - 1));
     // A subnormal result's u: at most man + 1 while fine ≥ 0, else `coarse` (the far window);
     // past 2·man + 2 when fine < −man − 1, `far`: below the far window, a signed zero.
-    sig!(coarse = fine.bit(xw - 1), far = far());
+    sig!(coarse = fine.bit(xw - 1), far = far(fine, man));
     // t: lz (normal); man + 1 − u = fine; 2·man + 2 − u = fine + man + 1.
     let tw = usize::BITS as usize - man.leading_zeros() as usize;
     sig!(t = normal.mux(lz.bits(0, tw), coarse.mux(fine + (man as u32 + 1), fine).bits(0, tw)));
@@ -177,8 +180,9 @@ fn dsp_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpack
 /// shift (after its steps of 16); the window's steps of 4 and 1, the rounding decision and the
 /// adder share the last stage.
 #[allow(clippy::too_many_arguments)]
-fn lut_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>, far: Sig<'d>) -> Sig<'d> {
+fn lut_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>) -> Sig<'d> {
     let (p, man, xw) = (f.man + 1, f.man, fine.width);
+    let far = far(fine, man);
     let Operands { sign, nan, inf, zero } = o;
     // The count is taken on P's upper bits at the top of a power-of-two word, so its complement
     // `!lead = size − 1 − lead` is a normal result's shift of `P·2·2^pad`, `pad = size − 1 − p`;
