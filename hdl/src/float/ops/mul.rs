@@ -179,7 +179,6 @@ fn dsp_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpack
 /// and output registers), 3 after the count and `E − 1`, 4 after the shift amount, 5 inside the
 /// shift (after its steps of 16); the window's steps of 4 and 1, the rounding decision and the
 /// adder share the last stage.
-#[allow(clippy::too_many_arguments)]
 fn lut_shift_mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, ua: &Unpacked<'d>, ub: &Unpacked<'d>, o: Operands<'d>, fine: Sig<'d>) -> Sig<'d> {
     let (p, man, xw) = (f.man + 1, f.man, fine.width);
     let far = far(fine, man);
